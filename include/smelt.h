@@ -1,0 +1,136 @@
+/*
+ * smelt.h - the public API of Smelt, a graph compiler and runtime for
+ * neural networks.
+ *
+ * Every handle is opaque. Every function that can fail returns a
+ * smelt_status; the detail (what went wrong and where) is kept on the
+ * smelt_ctx passed in and read with smelt_ctx_error(). The library never
+ * prints, never exits and frees what it allocated on every error path.
+ */
+#ifndef SMELT_H
+#define SMELT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SMELT_VERSION_MAJOR 0
+#define SMELT_VERSION_MINOR 1
+#define SMELT_VERSION_PATCH 0
+#define SMELT_MAX_DIMS 8
+
+typedef enum smelt_status {
+    SMELT_OK = 0,
+    SMELT_ERR_INVALID_ARG, /* a caller passed something unusable */
+    SMELT_ERR_NOMEM,       /* an allocation failed */
+    SMELT_ERR_IO,          /* a file could not be read or written */
+    SMELT_ERR_PARSE,       /* malformed text or file contents */
+    SMELT_ERR_TYPE,        /* dtype mismatch */
+    SMELT_ERR_SHAPE,       /* shape mismatch or invalid shape */
+    SMELT_ERR_VERIFY,      /* a graph breaks an IR invariant */
+    SMELT_ERR_UNSUPPORTED, /* valid, but not implemented */
+    SMELT_ERR_LIMIT,       /* a size or resource limit was exceeded */
+    SMELT_ERR_RUNTIME,     /* an op failed while running */
+    SMELT_ERR_NOT_FOUND    /* a named thing does not exist */
+} smelt_status;
+
+typedef enum smelt_dtype {
+    SMELT_DTYPE_UNDEFINED = 0,
+    SMELT_DTYPE_F32,
+    SMELT_DTYPE_F64,
+    SMELT_DTYPE_F16,
+    SMELT_DTYPE_BF16,
+    SMELT_DTYPE_I8,
+    SMELT_DTYPE_U8,
+    SMELT_DTYPE_I16,
+    SMELT_DTYPE_I32,
+    SMELT_DTYPE_I64,
+    SMELT_DTYPE_BOOL,
+    SMELT_DTYPE_COUNT
+} smelt_dtype;
+
+typedef struct smelt_ctx smelt_ctx_t;
+typedef struct smelt_tensor smelt_tensor_t;
+typedef struct smelt_graph smelt_graph_t;
+
+/* ---- context and errors ------------------------------------------------ */
+
+smelt_ctx_t *smelt_ctx_init(void);
+void smelt_ctx_free(smelt_ctx_t *ctx);
+/* The message of the last error recorded on ctx ("" when none). */
+const char *smelt_ctx_error(const smelt_ctx_t *ctx);
+smelt_status smelt_ctx_status(const smelt_ctx_t *ctx);
+const char *smelt_status_name(smelt_status s);
+
+/* Replace the allocator every allocation of the library goes through.
+ * realloc_fn(ptr, 0) must free ptr. Passing NULL restores the default. */
+typedef void *(*smelt_alloc_fn)(void *user, void *ptr, size_t size);
+void smelt_set_allocator(smelt_alloc_fn fn, void *user);
+
+/* ---- dtypes and tensors ------------------------------------------------ */
+
+const char *smelt_dtype_name(smelt_dtype dt);
+size_t smelt_dtype_size(smelt_dtype dt);
+
+smelt_status smelt_tensor_init(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
+                               const int64_t *dims, smelt_tensor_t **out);
+void smelt_tensor_free(smelt_tensor_t *t);
+smelt_dtype smelt_tensor_dtype(const smelt_tensor_t *t);
+int smelt_tensor_ndim(const smelt_tensor_t *t);
+int64_t smelt_tensor_dim(const smelt_tensor_t *t, int axis);
+int64_t smelt_tensor_numel(const smelt_tensor_t *t);
+void *smelt_tensor_data(smelt_tensor_t *t);
+/* Element i converted to double (any dtype). */
+double smelt_tensor_get_f64(const smelt_tensor_t *t, int64_t i);
+
+smelt_status smelt_npy_load(smelt_ctx_t *ctx, const char *path,
+                            smelt_tensor_t **out);
+smelt_status smelt_npy_save(smelt_ctx_t *ctx, const char *path,
+                            const smelt_tensor_t *t);
+/* Parse an .npy image held in memory (len bytes). */
+smelt_status smelt_npy_parse(smelt_ctx_t *ctx, const void *buf, size_t len,
+                             const char *name, smelt_tensor_t **out);
+
+/* ---- graphs ------------------------------------------------------------ */
+
+/* Parse the text form of a graph; `filename` is used in error locations. */
+smelt_status smelt_graph_parse(smelt_ctx_t *ctx, const char *text, size_t len,
+                               const char *filename, smelt_graph_t **out);
+/* Load a graph from a file (text IR). */
+smelt_status smelt_graph_load(smelt_ctx_t *ctx, const char *path,
+                              smelt_graph_t **out);
+void smelt_graph_free(smelt_graph_t *g);
+/* Check every IR invariant (SSA, types, shapes, op schemas). */
+smelt_status smelt_graph_verify(smelt_ctx_t *ctx, const smelt_graph_t *g);
+/* Infer dtypes and shapes of every value that lacks them. */
+smelt_status smelt_graph_infer(smelt_ctx_t *ctx, smelt_graph_t *g);
+/* Text form and DOT form; *out is a NUL-terminated string to release with
+ * smelt_string_free(). */
+smelt_status smelt_graph_print(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                               char **out);
+smelt_status smelt_graph_dot(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                             char **out);
+void smelt_string_free(char *s);
+
+const char *smelt_graph_name(const smelt_graph_t *g);
+int smelt_graph_num_inputs(const smelt_graph_t *g);
+int smelt_graph_num_outputs(const smelt_graph_t *g);
+const char *smelt_graph_input_name(const smelt_graph_t *g, int i);
+const char *smelt_graph_output_name(const smelt_graph_t *g, int i);
+int smelt_graph_num_nodes(const smelt_graph_t *g);
+
+/* Run the graph with the reference interpreter. inputs[i] binds the i-th
+ * graph input; outputs[] receives one new tensor per graph output, owned
+ * by the caller. */
+smelt_status smelt_graph_run_reference(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                       smelt_tensor_t *const *inputs,
+                                       int n_inputs, smelt_tensor_t **outputs,
+                                       int n_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,27 @@
+/*
+ * alloc.h - the one allocation hook every allocation of the library uses.
+ *
+ * Tests inject failures through sm_alloc_fail_after() to prove every error
+ * path frees what it allocated.
+ */
+#ifndef SM_ALLOC_H
+#define SM_ALLOC_H
+
+#include <stddef.h>
+
+void *sm_malloc(size_t size);
+void *sm_calloc(size_t n, size_t size);
+void *sm_realloc(void *ptr, size_t size);
+void sm_free(void *ptr);
+char *sm_strdup(const char *s);
+char *sm_strndup(const char *s, size_t n);
+
+/* Allocations larger than this fail (a guard against hostile sizes). */
+#define SM_ALLOC_LIMIT ((size_t)16 << 30)
+
+/* Make the n-th allocation from now (0-based) and all after it fail;
+ * n < 0 disables injection. Returns the number of allocations made since
+ * the last call, which lets a test walk every failure point. */
+long sm_alloc_fail_after(long n);
+
+#endif

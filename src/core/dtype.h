@@ -1,0 +1,30 @@
+/*
+ * dtype.h - element types: sizes, names, half-precision conversions, and
+ * generic element loads and stores used by the reference kernels.
+ */
+#ifndef SM_DTYPE_H
+#define SM_DTYPE_H
+
+#include <stdint.h>
+
+#include "smelt.h"
+
+int sm_dtype_is_float(smelt_dtype dt);
+int sm_dtype_is_int(smelt_dtype dt); /* signed or unsigned integer, not bool */
+/* Parse a short name ("f32", "i64", "bool"); UNDEFINED when unknown. */
+smelt_dtype sm_dtype_from_name(const char *name, int len);
+
+float sm_f16_to_f32(uint16_t h);
+uint16_t sm_f32_to_f16(float f);
+float sm_bf16_to_f32(uint16_t h);
+uint16_t sm_f32_to_bf16(float f);
+
+/* Element i of a buffer of dtype dt, as double or int64, and stores back
+ * (with C conversion rules; floats to ints truncate toward zero, values
+ * stored to bool become 0/1). */
+double sm_load_f64(smelt_dtype dt, const void *p, int64_t i);
+int64_t sm_load_i64(smelt_dtype dt, const void *p, int64_t i);
+void sm_store_f64(smelt_dtype dt, void *p, int64_t i, double v);
+void sm_store_i64(smelt_dtype dt, void *p, int64_t i, int64_t v);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * op.c - the op table generated from ops.def, and attribute-schema parsing.
+ */
+#include "ir/op.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPEC_MAX 12
+
+static sm_op_info op_table[SM_OP_COUNT] = {
+#define OP(nm, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)    \
+    {#nm, SM_CLASS_##cls, imin, imax, omin, omax, nblk, attrs, shape, ref,      \
+     cost, NULL, 0},
+#include "ir/ops.def"
+#undef OP
+};
+
+static sm_attr_spec spec_store[SM_OP_COUNT][SPEC_MAX];
+static char name_pool[16384];
+static size_t name_pool_used;
+static pthread_once_t spec_once = PTHREAD_ONCE_INIT;
+
+/* Copies n bytes of s into the static pool (schemas are compile-time
+ * constants, so the pool's size is checked by the op-table test). */
+static const char *pool_str(const char *s, size_t n)
+{
+    SM_ASSERT(name_pool_used + n + 1 <= sizeof name_pool);
+    char *d = name_pool + name_pool_used;
+    memcpy(d, s, n);
+    d[n] = 0;
+    name_pool_used += n + 1;
+    return d;
+}
+
+static sm_attr_kind kind_from(const char *s, size_t n)
+{
+    for (int k = 0; k < SM_ATTR_KIND_COUNT; k++) {
+        const char *name = sm_attr_kind_name((sm_attr_kind)k);
+        if (strlen(name) == n && memcmp(name, s, n) == 0)
+            return (sm_attr_kind)k;
+    }
+    SM_ASSERT(!"unknown attribute kind in ops.def");
+    return SM_ATTR_INT;
+}
+
+/* Parses one "name:kind[=default|?]" item into sp. */
+static void parse_item(const char *s, size_t n, sm_attr_spec *sp)
+{
+    const char *colon = memchr(s, ':', n);
+    SM_ASSERT(colon);
+    sp->name = pool_str(s, (size_t)(colon - s));
+    const char *k = colon + 1, *end = s + n;
+    const char *eq = memchr(k, '=', (size_t)(end - k));
+    const char *q = memchr(k, '?', (size_t)(end - k));
+    const char *kend = eq ? eq : q ? q : end;
+    sp->kind = kind_from(k, (size_t)(kend - k));
+    sp->required = !eq && !q;
+    sp->def.name = sp->name;
+    sp->def.kind = sp->kind;
+    if (!eq)
+        return;
+    sp->has_default = 1;
+    const char *d = pool_str(eq + 1, (size_t)(end - eq - 1));
+    switch (sp->kind) {
+    case SM_ATTR_INT: sp->def.v.i = strtoll(d, NULL, 10); break;
+    case SM_ATTR_FLOAT: sp->def.v.f = strtod(d, NULL); break;
+    case SM_ATTR_STRING: sp->def.v.s = d; break;
+    default: SM_ASSERT(!"list defaults are not supported in ops.def");
+    }
+}
+
+static void parse_specs(void)
+{
+    for (int op = 0; op < SM_OP_COUNT; op++) {
+        const char *s = op_table[op].schema;
+        int n = 0;
+        while (*s) {
+            const char *comma = strchr(s, ',');
+            size_t len = comma ? (size_t)(comma - s) : strlen(s);
+            SM_ASSERT(n < SPEC_MAX);
+            parse_item(s, len, &spec_store[op][n++]);
+            s += len + (comma ? 1 : 0);
+        }
+        op_table[op].spec = spec_store[op];
+        op_table[op].n_spec = n;
+    }
+}
+
+const sm_op_info *sm_op_info_get(sm_op op)
+{
+    if ((unsigned)op >= SM_OP_COUNT)
+        return NULL;
+    pthread_once(&spec_once, parse_specs);
+    return &op_table[op];
+}
+
+sm_op sm_op_from_name(const char *name, int len)
+{
+    for (int i = 0; i < SM_OP_COUNT; i++)
+        if ((int)strlen(op_table[i].name) == len &&
+            memcmp(op_table[i].name, name, (size_t)len) == 0)
+            return (sm_op)i;
+    return SM_OP_COUNT;
+}
+
+const char *sm_op_class_name(sm_op_class c)
+{
+    static const char *names[] = {"elemwise", "broadcast", "reduction",
+                                  "contraction", "layout", "control",
+                                  "opaque"};
+    return (unsigned)c < sizeof names / sizeof *names ? names[c] : "?";
+}
+
+const sm_attr_spec *sm_op_attr_spec(sm_op op, const char *name)
+{
+    const sm_op_info *info = sm_op_info_get(op);
+    for (int i = 0; info && i < info->n_spec; i++)
+        if (strcmp(info->spec[i].name, name) == 0)
+            return &info->spec[i];
+    return NULL;
+}

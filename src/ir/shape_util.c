@@ -1,0 +1,113 @@
+/*
+ * shape_util.c - helpers shared by the shape functions of ops.def.
+ */
+#include "ir/shape_util.h"
+
+#include <string.h>
+
+#include "core/dtype.h"
+
+smelt_status sm_shape_bcast(sm_shape_ctx *s, int n, const sm_type *const *in,
+                            sm_type *out)
+{
+    int rank = 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i]->ndim < 0) {
+            out->ndim = SM_RANK_UNKNOWN;
+            return SMELT_OK;
+        }
+        if (in[i]->ndim > rank)
+            rank = in[i]->ndim;
+    }
+    out->ndim = rank;
+    for (int d = 0; d < rank; d++) {
+        sm_dim r = {1, NULL};
+        int unknown = 0;
+        for (int i = 0; i < n; i++) {
+            int k = d - (rank - in[i]->ndim);
+            if (k < 0)
+                continue;
+            sm_dim x = in[i]->dims[k];
+            if (x.size == 1)
+                continue;
+            if (x.size < 0) {
+                if (r.size == 1 && !unknown)
+                    r = x;
+                else if (!(r.sym && x.sym && strcmp(r.sym, x.sym) == 0) &&
+                         r.size < 0)
+                    unknown = 1;
+                continue;
+            }
+            if (r.size >= 0 && r.size != 1 && r.size != x.size)
+                return sm_err(s->ctx, SMELT_ERR_SHAPE,
+                              "%s: cannot broadcast dimension %lld against "
+                              "%lld (axis %d from the right)",
+                              s->op->name, (long long)r.size,
+                              (long long)x.size, rank - d);
+            r = x; /* a known size wins over a symbolic one */
+        }
+        if (unknown && r.size < 0)
+            r = (sm_dim){-1, NULL};
+        out->dims[d] = r;
+    }
+    return SMELT_OK;
+}
+
+smelt_status sm_shape_axis(sm_shape_ctx *s, int64_t axis, int rank, int *out)
+{
+    if (axis < -rank || axis >= (rank ? rank : 1))
+        return sm_err(s->ctx, SMELT_ERR_SHAPE,
+                      "%s: axis %lld is out of range for rank %d",
+                      s->op->name, (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return SMELT_OK;
+}
+
+int sm_shape_read_ints(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
+                       int max)
+{
+    if (!sm_dtype_is_int(t->dtype) || t->ndim > 1) {
+        sm_err(s->ctx, SMELT_ERR_TYPE,
+               "%s: expected a 1-D integer tensor, got %s of rank %d",
+               s->op->name, smelt_dtype_name(t->dtype), t->ndim);
+        return -1;
+    }
+    if (t->numel > max) {
+        sm_err(s->ctx, SMELT_ERR_SHAPE,
+               "%s: %lld values where at most %d are allowed", s->op->name,
+               (long long)t->numel, max);
+        return -1;
+    }
+    for (int64_t i = 0; i < t->numel; i++)
+        v[i] = sm_load_i64(t->dtype, t->data, i);
+    return (int)t->numel;
+}
+
+void sm_type_set(sm_type *out, smelt_dtype dt, int ndim, const int64_t *dims)
+{
+    memset(out, 0, sizeof *out);
+    out->dtype = dt;
+    out->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        out->dims[i].size = dims[i];
+}
+
+const sm_type *sm_shape_in(const sm_shape_ctx *s, int i)
+{
+    return i < s->n_in && s->in[i].present ? s->in[i].type : NULL;
+}
+
+double sm_type_numel(const sm_type *t)
+{
+    if (t->ndim < 0)
+        return 0;
+    double n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->dims[i].size < 0 ? 1 : (double)t->dims[i].size;
+    return n;
+}
+
+double sm_type_bytes(const sm_type *t)
+{
+    return sm_type_numel(t) * (double)smelt_dtype_size(t->dtype);
+}

@@ -1,0 +1,36 @@
+/*
+ * kernel.h - what a kernel sees: tensors and attributes, never the graph.
+ */
+#ifndef SM_KERNEL_H
+#define SM_KERNEL_H
+
+#include "core/attr.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+/* Runs sub-block `block` of a control op (If: 0 = then, 1 = else; Loop:
+ * 0 = body) on the given inputs, returning new tensors owned by the
+ * caller. Given to control kernels by the executor. */
+typedef smelt_status (*sm_run_block_fn)(void *user, int block, int n_in,
+                                        sm_tensor *const *in, int n_out,
+                                        sm_tensor **out);
+
+typedef struct sm_kargs {
+    const char *op_name;
+    sm_attrs attrs;
+    int n_in;
+    sm_tensor *const *in; /* NULL where an optional input is absent */
+    int n_out;
+    /* Preallocated with the shapes the op's shape function computed from
+     * the concrete inputs, except for control ops (If, Loop), whose kernel
+     * stores new tensors here. */
+    sm_tensor **out;
+    smelt_ctx_t *ctx;
+    sm_run_block_fn run_block;
+    void *run_block_user;
+    int n_block_out; /* number of results each sub-block returns */
+} sm_kargs;
+
+typedef smelt_status (*sm_kernel_fn)(const sm_kargs *a);
+
+#endif

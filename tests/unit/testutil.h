@@ -1,0 +1,21 @@
+/*
+ * testutil.h - helpers shared by the cmocka unit tests.
+ */
+#ifndef SM_TESTUTIL_H
+#define SM_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "smelt.h"
+
+/* Reads a whole file (NUL-terminated); NULL when it cannot be read. */
+char *tu_read_file(const char *path, size_t *len);
+/* Path under tests/: tu_path("ir/x.ir") -> ".../tests/ir/x.ir" (static). */
+const char *tu_path(const char *rel);
+
+#endif
