@@ -14,8 +14,8 @@ smelt_status sm_shape_numel(smelt_ctx_t *ctx, int ndim, const int64_t *dims,
                             size_t elem_size, int64_t *numel)
 {
     if (ndim < 0 || ndim > SMELT_MAX_DIMS)
-        return sm_err(ctx, SMELT_ERR_SHAPE,
-                      "rank %d is outside 0..%d", ndim, SMELT_MAX_DIMS);
+        return sm_err(ctx, SMELT_ERR_SHAPE, "rank %d is outside 0..%d", ndim,
+                      SMELT_MAX_DIMS);
     int64_t n = 1;
     int zero = 0;
     for (int i = 0; i < ndim; i++) {
@@ -127,11 +127,26 @@ smelt_status smelt_tensor_init(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
     return sm_tensor_new(ctx, dt, ndim, dims, out);
 }
 
-void smelt_tensor_free(smelt_tensor_t *t) { sm_tensor_free(t); }
-smelt_dtype smelt_tensor_dtype(const smelt_tensor_t *t) { return t->dtype; }
-int smelt_tensor_ndim(const smelt_tensor_t *t) { return t->ndim; }
-int64_t smelt_tensor_numel(const smelt_tensor_t *t) { return t->numel; }
-void *smelt_tensor_data(smelt_tensor_t *t) { return t->data; }
+void smelt_tensor_free(smelt_tensor_t *t)
+{
+    sm_tensor_free(t);
+}
+smelt_dtype smelt_tensor_dtype(const smelt_tensor_t *t)
+{
+    return t->dtype;
+}
+int smelt_tensor_ndim(const smelt_tensor_t *t)
+{
+    return t->ndim;
+}
+int64_t smelt_tensor_numel(const smelt_tensor_t *t)
+{
+    return t->numel;
+}
+void *smelt_tensor_data(smelt_tensor_t *t)
+{
+    return t->data;
+}
 
 int64_t smelt_tensor_dim(const smelt_tensor_t *t, int axis)
 {

@@ -70,7 +70,10 @@ void sm_graph_free(sm_graph *g)
     sm_free(g);
 }
 
-void smelt_graph_free(smelt_graph_t *g) { sm_graph_free(g); }
+void smelt_graph_free(smelt_graph_t *g)
+{
+    sm_graph_free(g);
+}
 
 sm_block *sm_block_new(sm_graph *g, const char *label, sm_node *parent)
 {
@@ -198,8 +201,8 @@ void sm_block_move_node(sm_block *b, sm_node *n, int pos)
 int sm_node_add_block(sm_node *n, sm_block *blk)
 {
     sm_graph *g = n->owner->graph;
-    sm_block **nb = sm_arena_alloc(&g->arena,
-                                   sizeof(sm_block *) * (size_t)(n->n_blocks + 1));
+    sm_block **nb = sm_arena_alloc(&g->arena, sizeof(sm_block *) *
+                                                  (size_t)(n->n_blocks + 1));
     if (!nb)
         return 0;
     if (n->n_blocks)
@@ -221,7 +224,8 @@ static sm_attr *attr_slot(sm_node *n, const char *name)
             n->attrs[i].kind = SM_ATTR_INT;
             return &n->attrs[i];
         }
-    sm_attr *a = sm_realloc(n->attrs, sizeof(sm_attr) * (size_t)(n->n_attr + 1));
+    sm_attr *a =
+        sm_realloc(n->attrs, sizeof(sm_attr) * (size_t)(n->n_attr + 1));
     if (!a)
         return NULL;
     n->attrs = a;

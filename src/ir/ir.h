@@ -43,8 +43,8 @@ typedef struct sm_value {
     int id; /* unique in the graph; index into graph->values */
     const char *name;
     sm_type type;
-    sm_node *def;   /* defining node, NULL for parameters and constants */
-    int def_index;  /* output index in def */
+    sm_node *def;    /* defining node, NULL for parameters and constants */
+    int def_index;   /* output index in def */
     sm_block *block; /* block that defines it */
     sm_tensor *data; /* constant data (owned), NULL otherwise */
 } sm_value;
@@ -118,8 +118,7 @@ int sm_node_set_int(sm_node *n, const char *name, int64_t v);
 int sm_node_set_float(sm_node *n, const char *name, double v);
 int sm_node_set_string(sm_node *n, const char *name, const char *s);
 int sm_node_set_ints(sm_node *n, const char *name, const int64_t *v, int cnt);
-int sm_node_set_floats(sm_node *n, const char *name, const double *v,
-                       int cnt);
+int sm_node_set_floats(sm_node *n, const char *name, const double *v, int cnt);
 int sm_node_set_strings(sm_node *n, const char *name, const char *const *v,
                         int cnt);
 int sm_node_set_tensor(sm_node *n, const char *name, sm_tensor *t);

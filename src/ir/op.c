@@ -10,9 +10,9 @@
 #define SPEC_MAX 12
 
 static sm_op_info op_table[SM_OP_COUNT] = {
-#define OP(nm, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)    \
-    {#nm, SM_CLASS_##cls, imin, imax, omin, omax, nblk, attrs, shape, ref,      \
-     cost, NULL, 0},
+#define OP(nm, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)     \
+    {#nm,   SM_CLASS_##cls, imin, imax, omin, omax, nblk,                      \
+     attrs, shape,          ref,  cost, NULL, 0},
 #include "ir/ops.def"
 #undef OP
 };
@@ -107,8 +107,8 @@ sm_op sm_op_from_name(const char *name, int len)
 
 const char *sm_op_class_name(sm_op_class c)
 {
-    static const char *names[] = {"elemwise", "broadcast", "reduction",
-                                  "contraction", "layout", "control",
+    static const char *names[] = {"elemwise",    "broadcast", "reduction",
+                                  "contraction", "layout",    "control",
                                   "opaque"};
     return (unsigned)c < sizeof names / sizeof *names ? names[c] : "?";
 }

@@ -11,7 +11,7 @@
 #include "kernels/kernel.h"
 
 typedef enum sm_op {
-#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)  \
+#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)   \
     SM_OP_##name,
 #include "ir/ops.def"
 #undef OP
@@ -34,9 +34,9 @@ struct sm_node;
 
 /* What a shape function sees about one input. */
 typedef struct sm_operand {
-    int present;              /* 0 for an absent optional input */
+    int present; /* 0 for an absent optional input */
     const struct sm_type *type;
-    const sm_tensor *data;    /* the value, when known (constant or run) */
+    const sm_tensor *data; /* the value, when known (constant or run) */
 } sm_operand;
 
 /* A shape function infers output dtypes and shapes from the inputs'
@@ -78,7 +78,7 @@ typedef struct sm_op_info {
 } sm_op_info;
 
 /* Declarations of every function the table names. */
-#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)  \
+#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)   \
     smelt_status shape(sm_shape_ctx *s);                                       \
     smelt_status ref(const sm_kargs *a);                                       \
     void cost(const sm_shape_ctx *s, sm_cost *c);

@@ -42,8 +42,8 @@ smelt_status sm_shape_bcast(sm_shape_ctx *s, int n, const sm_type *const *in,
                 return sm_err(s->ctx, SMELT_ERR_SHAPE,
                               "%s: cannot broadcast dimension %lld against "
                               "%lld (axis %d from the right)",
-                              s->op->name, (long long)r.size,
-                              (long long)x.size, rank - d);
+                              s->op->name, (long long)r.size, (long long)x.size,
+                              rank - d);
             r = x; /* a known size wins over a symbolic one */
         }
         if (unknown && r.size < 0)
@@ -57,14 +57,13 @@ smelt_status sm_shape_axis(sm_shape_ctx *s, int64_t axis, int rank, int *out)
 {
     if (axis < -rank || axis >= (rank ? rank : 1))
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
-                      "%s: axis %lld is out of range for rank %d",
-                      s->op->name, (long long)axis, rank);
+                      "%s: axis %lld is out of range for rank %d", s->op->name,
+                      (long long)axis, rank);
     *out = (int)(axis < 0 ? axis + rank : axis);
     return SMELT_OK;
 }
 
-int sm_shape_read_ints(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
-                       int max)
+int sm_shape_read_ints(sm_shape_ctx *s, const sm_tensor *t, int64_t *v, int max)
 {
     if (!sm_dtype_is_int(t->dtype) || t->ndim > 1) {
         sm_err(s->ctx, SMELT_ERR_TYPE,

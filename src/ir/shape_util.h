@@ -13,8 +13,7 @@
 smelt_status sm_shape_bcast(sm_shape_ctx *s, int n, const sm_type *const *in,
                             sm_type *out);
 /* Axis in [-rank, rank) to [0, rank); fails with a message naming the op. */
-smelt_status sm_shape_axis(sm_shape_ctx *s, int64_t axis, int rank,
-                           int *out);
+smelt_status sm_shape_axis(sm_shape_ctx *s, int64_t axis, int rank, int *out);
 /* Reads a 1-D integer tensor (a shape, axes, pads...) into v (at most
  * max elements); returns the count or -1 with an error recorded. */
 int sm_shape_read_ints(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,

@@ -24,8 +24,8 @@ static void test_dtype_names(void **state)
 static void test_half_conversions(void **state)
 {
     (void)state;
-    const float vals[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f,
-                          5.9604645e-08f, 0.1f};
+    const float vals[] = {0.0f,           1.0f,           -2.5f, 65504.0f,
+                          6.1035156e-05f, 5.9604645e-08f, 0.1f};
     for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
         float back = sm_f16_to_f32(sm_f32_to_f16(vals[i]));
         assert_true(fabsf(back - vals[i]) <= fabsf(vals[i]) * 1e-3f);
@@ -43,7 +43,8 @@ static void test_tensor_new(void **state)
     smelt_ctx_t *ctx = smelt_ctx_init();
     int64_t dims[2] = {2, 3};
     sm_tensor *t;
-    assert_int_equal(sm_tensor_new(ctx, SMELT_DTYPE_F32, 2, dims, &t), SMELT_OK);
+    assert_int_equal(sm_tensor_new(ctx, SMELT_DTYPE_F32, 2, dims, &t),
+                     SMELT_OK);
     assert_int_equal(t->numel, 6);
     assert_int_equal(t->nbytes, 24);
     sm_tensor_free(t);

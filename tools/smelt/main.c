@@ -1,4 +1,8 @@
 /* placeholder until the CLI lands */
 #include <stdio.h>
 #include "smelt.h"
-int main(void) { puts("smelt"); return 0; }
+int main(void)
+{
+    puts("smelt");
+    return 0;
+}
