@@ -1,0 +1,34 @@
+/*
+ * cli.h - the smelt command-line tool: one file per verb, each calling only
+ * the public API (smelt.h).
+ */
+#ifndef SMELT_CLI_H
+#define SMELT_CLI_H
+
+#include <stdio.h>
+
+#include "smelt.h"
+
+typedef struct cli_verb {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the verb */
+    void (*help)(FILE *out);
+} cli_verb;
+
+/* Prints "smelt: <what>: <ctx error>" to stderr and returns 1. */
+int cli_fail(smelt_ctx_t *ctx, const char *what);
+/* Prints "smelt VERB: message" to stderr and returns 2 (usage error). */
+int cli_usage_error(const char *verb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* True when argv has -h or --help. */
+int cli_wants_help(int argc, char **argv);
+
+#define CLI_VERB(name) int cli_##name(int argc, char **argv);              \
+    void cli_##name##_help(FILE *out);
+#include "verbs.def"
+#undef CLI_VERB
+
+#endif
