@@ -3,8 +3,6 @@
 #define MISSING(name) sm_err(ctx, SMELT_ERR_UNSUPPORTED, name " not written yet")
 __attribute__((weak)) smelt_status smelt_graph_parse(smelt_ctx_t *ctx, const char *text, size_t len, const char *filename, smelt_graph_t **out) { (void)text; (void)len; (void)filename; (void)out; return MISSING("parse"); }
 __attribute__((weak)) smelt_status smelt_graph_load(smelt_ctx_t *ctx, const char *path, smelt_graph_t **out) { (void)path; (void)out; return MISSING("load"); }
-__attribute__((weak)) smelt_status smelt_graph_verify(smelt_ctx_t *ctx, const smelt_graph_t *g) { (void)g; return MISSING("verify"); }
-__attribute__((weak)) smelt_status smelt_graph_infer(smelt_ctx_t *ctx, smelt_graph_t *g) { (void)g; return MISSING("infer"); }
 __attribute__((weak)) smelt_status smelt_graph_print(smelt_ctx_t *ctx, const smelt_graph_t *g, char **out) { (void)g; (void)out; return MISSING("print"); }
 __attribute__((weak)) smelt_status smelt_graph_dot(smelt_ctx_t *ctx, const smelt_graph_t *g, char **out) { (void)g; (void)out; return MISSING("dot"); }
 __attribute__((weak)) void smelt_string_free(char *s) { (void)s; }
@@ -14,7 +12,3 @@ __attribute__((weak)) int smelt_graph_num_outputs(const smelt_graph_t *g) { (voi
 __attribute__((weak)) const char *smelt_graph_input_name(const smelt_graph_t *g, int i) { (void)g; (void)i; return ""; }
 __attribute__((weak)) const char *smelt_graph_output_name(const smelt_graph_t *g, int i) { (void)g; (void)i; return ""; }
 __attribute__((weak)) int smelt_graph_num_nodes(const smelt_graph_t *g) { (void)g; return 0; }
-__attribute__((weak)) smelt_status smelt_graph_run_reference(smelt_ctx_t *ctx, const smelt_graph_t *g, smelt_tensor_t *const *inputs, int n_inputs, smelt_tensor_t **outputs, int n_outputs) { (void)g; (void)inputs; (void)n_inputs; (void)outputs; (void)n_outputs; return MISSING("run"); }
-__attribute__((weak)) smelt_status smelt_npy_load(smelt_ctx_t *ctx, const char *path, smelt_tensor_t **out) { (void)path; (void)out; return MISSING("npy"); }
-__attribute__((weak)) smelt_status smelt_npy_save(smelt_ctx_t *ctx, const char *path, const smelt_tensor_t *t) { (void)path; (void)t; return MISSING("npy"); }
-__attribute__((weak)) smelt_status smelt_npy_parse(smelt_ctx_t *ctx, const void *buf, size_t len, const char *name, smelt_tensor_t **out) { (void)buf; (void)len; (void)name; (void)out; return MISSING("npy"); }

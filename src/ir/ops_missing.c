@@ -163,16 +163,6 @@ __attribute__((weak)) smelt_status sm_shape_constant(sm_shape_ctx *s)
     return sm_err(s->ctx, SMELT_ERR_UNSUPPORTED,
                   "%s: shape function not written", s->op->name);
 }
-__attribute__((weak)) smelt_status sm_shape_if(sm_shape_ctx *s)
-{
-    return sm_err(s->ctx, SMELT_ERR_UNSUPPORTED,
-                  "%s: shape function not written", s->op->name);
-}
-__attribute__((weak)) smelt_status sm_shape_loop(sm_shape_ctx *s)
-{
-    return sm_err(s->ctx, SMELT_ERR_UNSUPPORTED,
-                  "%s: shape function not written", s->op->name);
-}
 __attribute__((weak)) smelt_status sm_ref_identity(const sm_kargs *a)
 {
     return sm_err(a->ctx, SMELT_ERR_UNSUPPORTED, "%s: kernel not written",
@@ -498,16 +488,6 @@ __attribute__((weak)) smelt_status sm_ref_constant(const sm_kargs *a)
     return sm_err(a->ctx, SMELT_ERR_UNSUPPORTED, "%s: kernel not written",
                   a->op_name);
 }
-__attribute__((weak)) smelt_status sm_ref_if(const sm_kargs *a)
-{
-    return sm_err(a->ctx, SMELT_ERR_UNSUPPORTED, "%s: kernel not written",
-                  a->op_name);
-}
-__attribute__((weak)) smelt_status sm_ref_loop(const sm_kargs *a)
-{
-    return sm_err(a->ctx, SMELT_ERR_UNSUPPORTED, "%s: kernel not written",
-                  a->op_name);
-}
 __attribute__((weak)) void sm_cost_copy(const sm_shape_ctx *s, sm_cost *c)
 {
     (void)s;
@@ -555,11 +535,6 @@ __attribute__((weak)) void sm_cost_norm(const sm_shape_ctx *s, sm_cost *c)
     c->flops = -1;
 }
 __attribute__((weak)) void sm_cost_reduce(const sm_shape_ctx *s, sm_cost *c)
-{
-    (void)s;
-    c->flops = -1;
-}
-__attribute__((weak)) void sm_cost_control(const sm_shape_ctx *s, sm_cost *c)
 {
     (void)s;
     c->flops = -1;

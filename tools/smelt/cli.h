@@ -23,10 +23,18 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Loads FILE, infers shapes when asked, verifies; on failure prints the
+ * error and returns nonzero with *g NULL. */
+int cli_load_graph(smelt_ctx_t *ctx, const char *path, int infer,
+                   smelt_graph_t **g);
+/* The value after option argv[*i] (advancing *i), or NULL after printing a
+ * usage error. */
+const char *cli_option_value(int argc, char **argv, int *i, const char *verb);
 /* True when argv has -h or --help. */
 int cli_wants_help(int argc, char **argv);
 
-#define CLI_VERB(name) int cli_##name(int argc, char **argv);              \
+#define CLI_VERB(name)                                                         \
+    int cli_##name(int argc, char **argv);                                     \
     void cli_##name##_help(FILE *out);
 #include "verbs.def"
 #undef CLI_VERB

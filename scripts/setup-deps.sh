@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the Debian packages Smelt's build and tests need, when missing.
+# As root it runs apt-get; otherwise it prints the command to run and stops.
+set -eu
+
+PACKAGES="build-essential cmake pkg-config libcmocka-dev graphviz
+python3 python3-numpy
+libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3-onnx"
+
+missing=""
+for p in $PACKAGES; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "smelt: missing Debian packages:$missing" >&2
+    echo "smelt: run as root:  apt-get update && $cmd" >&2
+    exit 1
+fi
+echo "smelt: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+$cmd

@@ -1,0 +1,235 @@
+/*
+ * infer.c - shape and dtype inference. Runs each node's shape function in
+ * block order, recursing into sub-blocks first, and merges what it learns
+ * into the values' types. Small values whose inputs are all known are
+ * evaluated with the reference kernels, so that shape computations that
+ * PyTorch exports (Shape, Gather, Concat, Reshape) resolve to known dims.
+ */
+#include "ir/infer.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "ir/shape_util.h"
+
+#define MAX_OPERANDS 64
+
+smelt_status sm_node_shape(smelt_ctx_t *ctx, const sm_node *n,
+                           const sm_tensor *const *known, sm_type *out)
+{
+    const sm_op_info *info = sm_op_info_get(n->op);
+    sm_operand stack_ops[MAX_OPERANDS];
+    sm_operand *ops = stack_ops;
+    if (n->n_in > MAX_OPERANDS &&
+        !(ops = sm_calloc((size_t)n->n_in, sizeof *ops)))
+        return sm_err_nomem(ctx);
+    for (int i = 0; i < n->n_in; i++) {
+        const sm_value *v = n->in[i];
+        ops[i].present = v != NULL;
+        ops[i].type = v ? &v->type : NULL;
+        ops[i].data = v ? (v->data ? v->data
+                           : known ? known[v->id]
+                                   : NULL)
+                        : NULL;
+    }
+    for (int i = 0; i < n->n_out; i++)
+        sm_type_unknown(&out[i]);
+    sm_shape_ctx s = {info, sm_node_attrs(n), n->n_in, ops, n->n_out, out, n,
+                      ctx};
+    smelt_status st = info->shape(&s);
+    if (ops != stack_ops)
+        sm_free(ops);
+    if (st != SMELT_OK) {
+        char where[160];
+        sm_node_where(n, where, sizeof where);
+        sm_err_prefix(ctx, "%s: ", where);
+    }
+    return st;
+}
+
+/* Symbolic names compare by content; two different names may still be the
+ * same size at run time, so they never conflict. */
+int sm_type_merge(sm_type *into, const sm_type *t)
+{
+    if (t->dtype != SMELT_DTYPE_UNDEFINED) {
+        if (into->dtype == SMELT_DTYPE_UNDEFINED)
+            into->dtype = t->dtype;
+        else if (into->dtype != t->dtype)
+            return 1;
+    }
+    if (t->ndim < 0)
+        return 0;
+    if (into->ndim < 0) {
+        into->ndim = t->ndim;
+        memcpy(into->dims, t->dims, sizeof into->dims);
+        return 0;
+    }
+    if (into->ndim != t->ndim)
+        return 1;
+    for (int i = 0; i < t->ndim; i++) {
+        sm_dim *a = &into->dims[i];
+        const sm_dim *b = &t->dims[i];
+        if (a->size >= 0 && b->size >= 0 && a->size != b->size)
+            return 1;
+        if (a->size < 0 && b->size >= 0)
+            *a = *b;
+        else if (a->size < 0 && !a->sym && b->sym)
+            *a = *b;
+    }
+    return 0;
+}
+
+static smelt_status conflict(smelt_ctx_t *ctx, const sm_node *n, int i,
+                             const sm_type *declared, const sm_type *inferred)
+{
+    char where[160], a[160], b[160];
+    sm_node_where(n, where, sizeof where);
+    sm_type_str(declared, a, sizeof a);
+    sm_type_str(inferred, b, sizeof b);
+    return sm_err(ctx, SMELT_ERR_VERIFY,
+                  "%s: output %%%s is declared %s but its inputs give %s",
+                  where, n->out[i]->name, a, b);
+}
+
+smelt_status sm_infer_check_node(smelt_ctx_t *ctx, const sm_node *n)
+{
+    sm_type stack_out[MAX_OPERANDS];
+    sm_type *out = stack_out;
+    if (n->n_out > MAX_OPERANDS &&
+        !(out = sm_calloc((size_t)n->n_out, sizeof *out)))
+        return sm_err_nomem(ctx);
+    smelt_status st = sm_node_shape(ctx, n, NULL, out);
+    for (int i = 0; i < n->n_out && st == SMELT_OK; i++) {
+        sm_type t = n->out[i]->type;
+        if (sm_type_merge(&t, &out[i]))
+            st = conflict(ctx, n, i, &n->out[i]->type, &out[i]);
+    }
+    if (out != stack_out)
+        sm_free(out);
+    return st;
+}
+
+typedef struct inferer {
+    smelt_ctx_t *ctx;
+    sm_graph *g;
+    sm_tensor **known; /* by value id: values evaluated during inference */
+} inferer;
+
+static int small_known_type(const sm_type *t)
+{
+    return sm_type_known(t) && sm_type_numel(t) <= SM_INFER_EVAL_MAX;
+}
+
+/* Evaluates n with its reference kernel when every input is known and
+ * every output is small; failures only mean "not known". */
+static void try_evaluate(inferer *in, const sm_node *n)
+{
+    const sm_op_info *info = sm_op_info_get(n->op);
+    if (info->cls == SM_CLASS_CONTROL || n->n_in > MAX_OPERANDS ||
+        n->n_out > MAX_OPERANDS)
+        return;
+    sm_tensor *args[MAX_OPERANDS], *outs[MAX_OPERANDS] = {0};
+    for (int i = 0; i < n->n_in; i++) {
+        const sm_value *v = n->in[i];
+        args[i] = v ? (v->data ? v->data : in->known[v->id]) : NULL;
+        if (v && !args[i])
+            return;
+    }
+    for (int i = 0; i < n->n_out; i++)
+        if (!small_known_type(&n->out[i]->type))
+            return;
+    smelt_ctx_t scratch = {0};
+    int ok = 1;
+    for (int i = 0; i < n->n_out && ok; i++) {
+        const sm_type *t = &n->out[i]->type;
+        int64_t dims[SMELT_MAX_DIMS];
+        for (int d = 0; d < t->ndim; d++)
+            dims[d] = t->dims[d].size;
+        ok = sm_tensor_new(&scratch, t->dtype, t->ndim, dims, &outs[i]) ==
+             SMELT_OK;
+    }
+    sm_kargs a = {info->name, sm_node_attrs(n), n->n_in, args, n->n_out,
+                  outs,       &scratch,         NULL,    NULL, 0};
+    if (ok && info->ref(&a) == SMELT_OK) {
+        for (int i = 0; i < n->n_out; i++) {
+            in->known[n->out[i]->id] = outs[i];
+            outs[i] = NULL;
+        }
+    }
+    for (int i = 0; i < n->n_out; i++)
+        sm_tensor_free(outs[i]);
+}
+
+static smelt_status infer_block(inferer *in, sm_block *b, int depth);
+
+/* Loop body parameters take the types of the iteration count, the
+ * condition and the carried inputs when the text leaves them open. */
+static void seed_loop_params(sm_node *n)
+{
+    sm_block *body = n->blocks[0];
+    if (body->n_params != n->n_in)
+        return;
+    sm_type t;
+    sm_type_set(&t, SMELT_DTYPE_I64, 0, NULL);
+    sm_type_merge(&body->params[0]->type, &t);
+    sm_type_set(&t, SMELT_DTYPE_BOOL, 0, NULL);
+    sm_type_merge(&body->params[1]->type, &t);
+    for (int i = 2; i < n->n_in; i++)
+        if (n->in[i] && body->params[i]->type.ndim < 0)
+            sm_type_merge(&body->params[i]->type, &n->in[i]->type);
+}
+
+static smelt_status infer_node(inferer *in, sm_node *n, int depth)
+{
+    if (n->op == SM_OP_Loop && n->n_blocks == 1)
+        seed_loop_params(n);
+    for (int i = 0; i < n->n_blocks; i++)
+        SM_TRY(infer_block(in, n->blocks[i], depth + 1));
+    sm_type stack_out[MAX_OPERANDS];
+    sm_type *out = stack_out;
+    if (n->n_out > MAX_OPERANDS &&
+        !(out = sm_calloc((size_t)n->n_out, sizeof *out)))
+        return sm_err_nomem(in->ctx);
+    smelt_status st =
+        sm_node_shape(in->ctx, n, (const sm_tensor *const *)in->known, out);
+    for (int i = 0; i < n->n_out && st == SMELT_OK; i++) {
+        sm_type before = n->out[i]->type;
+        if (sm_type_merge(&n->out[i]->type, &out[i]))
+            st = conflict(in->ctx, n, i, &before, &out[i]);
+    }
+    if (out != stack_out)
+        sm_free(out);
+    if (st == SMELT_OK)
+        try_evaluate(in, n);
+    return st;
+}
+
+static smelt_status infer_block(inferer *in, sm_block *b, int depth)
+{
+    if (depth > SM_MAX_BLOCK_DEPTH)
+        return sm_err(in->ctx, SMELT_ERR_LIMIT,
+                      "sub-blocks nest deeper than %d", SM_MAX_BLOCK_DEPTH);
+    for (int i = 0; i < b->n_nodes; i++)
+        SM_TRY(infer_node(in, b->nodes[i], depth));
+    return SMELT_OK;
+}
+
+smelt_status sm_graph_infer(smelt_ctx_t *ctx, sm_graph *g)
+{
+    inferer in = {ctx, g,
+                  sm_calloc((size_t)g->n_values + 1, sizeof(sm_tensor *))};
+    if (!in.known)
+        return sm_err_nomem(ctx);
+    smelt_status st = infer_block(&in, g->top, 0);
+    for (int i = 0; i < g->n_values; i++)
+        sm_tensor_free(in.known[i]);
+    sm_free(in.known);
+    return st;
+}
+
+smelt_status smelt_graph_infer(smelt_ctx_t *ctx, smelt_graph_t *g)
+{
+    if (!g)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_graph_infer: NULL");
+    return sm_graph_infer(ctx, g);
+}
