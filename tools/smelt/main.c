@@ -42,10 +42,9 @@ int cli_wants_help(int argc, char **argv)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: smelt VERB [options] [FILE]\n\n"
-            "Smelt compiles neural-network graphs and runs them.\n\n"
-            "verbs:\n");
+    fprintf(out, "usage: smelt VERB [options] [FILE]\n\n"
+                 "Smelt compiles neural-network graphs and runs them.\n\n"
+                 "verbs:\n");
     for (int i = 0; i < N_VERBS; i++) {
         fprintf(out, "  %-12s ", verbs[i].name);
         /* the first line of each verb's help is its summary */
@@ -87,7 +86,6 @@ int main(int argc, char **argv)
             }
             return verbs[i].run(argc - 1, argv + 1);
         }
-    fprintf(stderr, "smelt: unknown verb '%s' (see 'smelt --help')\n",
-            argv[1]);
+    fprintf(stderr, "smelt: unknown verb '%s' (see 'smelt --help')\n", argv[1]);
     return 2;
 }
