@@ -37,6 +37,28 @@ smelt_dtype sm_dtype_from_name(const char *name, int len)
     return SMELT_DTYPE_UNDEFINED;
 }
 
+/* ONNX TensorProto.DataType codes of the dtypes Smelt supports; other
+ * codes (string, uint16/32/64, complex, float8) have no Smelt dtype. */
+static const int64_t onnx_code[SMELT_DTYPE_COUNT] = {
+    [SMELT_DTYPE_F32] = 1,   [SMELT_DTYPE_U8] = 2,   [SMELT_DTYPE_I8] = 3,
+    [SMELT_DTYPE_I16] = 5,   [SMELT_DTYPE_I32] = 6,  [SMELT_DTYPE_I64] = 7,
+    [SMELT_DTYPE_BOOL] = 9,  [SMELT_DTYPE_F16] = 10, [SMELT_DTYPE_F64] = 11,
+    [SMELT_DTYPE_BF16] = 16,
+};
+
+smelt_dtype sm_dtype_from_onnx(int64_t code)
+{
+    for (int i = 1; i < SMELT_DTYPE_COUNT; i++)
+        if (code != 0 && onnx_code[i] == code)
+            return (smelt_dtype)i;
+    return SMELT_DTYPE_UNDEFINED;
+}
+
+int64_t sm_dtype_to_onnx(smelt_dtype dt)
+{
+    return (unsigned)dt < SMELT_DTYPE_COUNT ? onnx_code[dt] : 0;
+}
+
 int sm_dtype_is_float(smelt_dtype dt)
 {
     return dt == SMELT_DTYPE_F32 || dt == SMELT_DTYPE_F64 ||

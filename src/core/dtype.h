@@ -13,6 +13,10 @@ int sm_dtype_is_float(smelt_dtype dt);
 int sm_dtype_is_int(smelt_dtype dt); /* signed or unsigned integer, not bool */
 /* Parse a short name ("f32", "i64", "bool"); UNDEFINED when unknown. */
 smelt_dtype sm_dtype_from_name(const char *name, int len);
+/* ONNX TensorProto data-type codes (1 float, 7 int64, 9 bool, ...):
+ * UNDEFINED for a code Smelt does not support, 0 for UNDEFINED. */
+smelt_dtype sm_dtype_from_onnx(int64_t code);
+int64_t sm_dtype_to_onnx(smelt_dtype dt);
 
 float sm_f16_to_f32(uint16_t h);
 uint16_t sm_f32_to_f16(float f);

@@ -15,6 +15,15 @@ typedef smelt_status (*sm_run_block_fn)(void *user, int block, int n_in,
                                         sm_tensor *const *in, int n_out,
                                         sm_tensor **out);
 
+/* What the graph declares about an output (-1: unknown), for kernels that
+ * size their own outputs (a Loop that runs zero times still knows its scan
+ * outputs' dtype and trailing dims). */
+typedef struct sm_out_hint {
+    smelt_dtype dtype;
+    int ndim;
+    int64_t dims[SMELT_MAX_DIMS];
+} sm_out_hint;
+
 typedef struct sm_kargs {
     const char *op_name;
     sm_attrs attrs;
@@ -28,7 +37,8 @@ typedef struct sm_kargs {
     smelt_ctx_t *ctx;
     sm_run_block_fn run_block;
     void *run_block_user;
-    int n_block_out; /* number of results each sub-block returns */
+    int n_block_out;             /* number of results each sub-block returns */
+    const sm_out_hint *out_hint; /* n_out entries, or NULL */
 } sm_kargs;
 
 typedef smelt_status (*sm_kernel_fn)(const sm_kargs *a);

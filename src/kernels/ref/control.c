@@ -58,12 +58,19 @@ static smelt_status scan_push(smelt_ctx_t *ctx, scan_list *l, sm_tensor *t)
     return SMELT_OK;
 }
 
+/* Stacks the iterations' values on a new first axis. When no iteration
+ * ran, the graph's declared type (if any) gives dtype and trailing dims. */
 static smelt_status scan_stack(smelt_ctx_t *ctx, const scan_list *l,
-                               sm_tensor **out)
+                               const sm_out_hint *hint, sm_tensor **out)
 {
     int64_t dims[SMELT_MAX_DIMS] = {l->n};
-    if (l->n == 0) /* no iteration ran: an empty 1-D f32 tensor */
-        return sm_tensor_new(ctx, SMELT_DTYPE_F32, 1, dims, out);
+    if (l->n == 0) {
+        if (!hint || hint->dtype == SMELT_DTYPE_UNDEFINED || hint->ndim < 1)
+            return sm_tensor_new(ctx, SMELT_DTYPE_F32, 1, dims, out);
+        for (int d = 1; d < hint->ndim; d++)
+            dims[d] = hint->dims[d] < 0 ? 0 : hint->dims[d];
+        return sm_tensor_new(ctx, hint->dtype, hint->ndim, dims, out);
+    }
     const sm_tensor *f = l->items[0];
     if (f->ndim + 1 > SMELT_MAX_DIMS)
         return sm_err(ctx, SMELT_ERR_SHAPE,
@@ -152,7 +159,9 @@ smelt_status sm_ref_loop(const sm_kargs *a)
         bin[2 + i] = NULL;
     }
     for (int i = 0; i < scans && !st; i++)
-        st = scan_stack(ctx, &lists[i], &a->out[carried + i]);
+        st = scan_stack(ctx, &lists[i],
+                        a->out_hint ? &a->out_hint[carried + i] : NULL,
+                        &a->out[carried + i]);
     for (int i = 0; i < body_in; i++)
         sm_tensor_free(bin[i]);
     for (int i = 0; i < scans; i++) {
