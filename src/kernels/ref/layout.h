@@ -1,0 +1,79 @@
+/*
+ * layout.h - index arithmetic shared by the layout ops' shape functions
+ * (src/ir/shape_*.c) and their reference kernels, so that the shape a
+ * function infers and the elements a kernel reads come from one place.
+ */
+#ifndef SM_REF_LAYOUT_H
+#define SM_REF_LAYOUT_H
+
+#include <stdint.h>
+
+#include "core/attr.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+/* Where output element idx (a multi-index over the output) comes from:
+ * an element offset into the input, or -1 for the fill value. */
+typedef int64_t (*sm_layout_src_fn)(const void *user, const int64_t *idx);
+/* Fills y in row-major order, each element copied (as bytes, so for any
+ * dtype) from the element of x that src names, or from fill. */
+void sm_layout_copy(sm_tensor *y, const sm_tensor *x, sm_layout_src_fn src,
+                    const void *user, const void *fill);
+
+/* The affine source map Slice, Transpose and Expand share: output axis d
+ * reads input offset (first[d] + idx[d] * step[d]) * stride[d], summed
+ * (a stride of 0 broadcasts, permuted strides transpose). */
+typedef struct sm_affine {
+    int ndim; /* output rank */
+    int64_t first[SMELT_MAX_DIMS], step[SMELT_MAX_DIMS], stride[SMELT_MAX_DIMS];
+} sm_affine;
+int64_t sm_affine_src(const void *user, const int64_t *idx);
+/* The identity map over an output of rank ndim (first 0, step 1, stride 0):
+ * callers set the strides. */
+void sm_affine_init(sm_affine *m, int ndim);
+
+/* Slice: reads starts, ends and the optional axes and steps (NULL when
+ * absent) of a rank-ndim input into per-axis start[], end[], step[];
+ * axes that are not sliced get the full range (0, INT64_MAX, 1). Fails on
+ * mismatched lengths, axes out of range or repeated, and zero steps. */
+smelt_status sm_slice_read(smelt_ctx_t *ctx, int ndim, const sm_tensor *starts,
+                           const sm_tensor *ends, const sm_tensor *axes,
+                           const sm_tensor *steps, int64_t *start, int64_t *end,
+                           int64_t *step);
+/* One sliced axis of known size dim, as ONNX defines it (negative indices
+ * count from the end, then clamp): the first index read and the count. */
+void sm_slice_dim(int64_t dim, int64_t start, int64_t end, int64_t step,
+                  int64_t *first, int64_t *count);
+/* Whether (start, end, step) keeps a whole axis of any size, in order or
+ * reversed (what exporters write with INT64_MAX / INT64_MIN ends). */
+int sm_slice_whole(int64_t start, int64_t end, int64_t step);
+
+/* Pad modes. */
+typedef enum sm_pad_mode {
+    SM_PAD_CONSTANT,
+    SM_PAD_REFLECT,
+    SM_PAD_EDGE,
+    SM_PAD_WRAP
+} sm_pad_mode;
+
+/* The mode named by the "mode" attribute, or -1 when unknown. */
+int sm_pad_mode_from(const char *name);
+/* Reads pads ([begin..., end...] over axes, or over every axis when axes
+ * is NULL) of a rank-ndim input into per-axis begin[] and end[]. */
+smelt_status sm_pad_read(smelt_ctx_t *ctx, int ndim, const sm_tensor *pads,
+                         const sm_tensor *axes, int64_t *begin, int64_t *end);
+/* The input index along an axis of size dim (> 0) that output position i
+ * (already shifted by the begin pad, so maybe outside [0, dim)) reads in
+ * mode m; -1 for the constant fill. */
+int64_t sm_pad_source(sm_pad_mode m, int64_t i, int64_t dim);
+
+/* Shape: the [lo, hi) range of dimensions of a rank-rank input selected by
+ * the start and end attributes (clamped as ONNX opset 15 says). */
+void sm_shape_op_range(const sm_attrs *a, int rank, int *lo, int *hi);
+
+/* Constant: the one value attribute the node carries; returns how many of
+ * value, value_float, value_floats, value_int, value_ints are present
+ * (the node is valid only when that is 1) and sets *out to the first. */
+int sm_constant_attr(const sm_attrs *a, const sm_attr **out);
+
+#endif
