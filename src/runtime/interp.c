@@ -114,8 +114,24 @@ static smelt_status run_node(interp *in, const sm_node *n)
     if (info->cls != SM_CLASS_CONTROL)
         st = alloc_outputs(in, n, args, outs);
     block_call call = {in, n};
-    sm_kargs a = {info->name, sm_node_attrs(n), n->n_in,       args,  n->n_out,
-                  outs,       in->ctx,          run_sub_block, &call, 0};
+    sm_out_hint hints[MAX_OPERANDS];
+    for (int i = 0; i < n->n_out; i++) {
+        const sm_type *t = &n->out[i]->type;
+        hints[i].dtype = t->dtype;
+        hints[i].ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++)
+            hints[i].dims[d] = t->dims[d].size;
+    }
+    sm_kargs a = {.op_name = info->name,
+                  .attrs = sm_node_attrs(n),
+                  .n_in = n->n_in,
+                  .in = args,
+                  .n_out = n->n_out,
+                  .out = outs,
+                  .ctx = in->ctx,
+                  .run_block = run_sub_block,
+                  .run_block_user = &call,
+                  .out_hint = hints};
     if (st == SMELT_OK)
         st = info->ref(&a);
     for (int i = 0; i < n->n_out && st == SMELT_OK; i++)

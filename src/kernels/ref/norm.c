@@ -1,0 +1,190 @@
+/*
+ * norm.c - reference BatchNormalization (inference), LayerNormalization,
+ * Softmax and LogSoftmax. Everything is computed in double.
+ */
+#include <math.h>
+
+#include "core/dtype.h"
+#include "ir/op.h"
+#include "kernels/ref/ref_util.h"
+
+static double ld(const sm_tensor *t, int64_t i)
+{
+    return sm_load_f64(t->dtype, t->data, i);
+}
+
+/* Whether t broadcasts one-way onto x's shape (trailing dims aligned,
+ * each 1 or equal). */
+static int bcast_onto(const sm_tensor *t, const sm_tensor *x)
+{
+    if (t->ndim > x->ndim)
+        return 0;
+    for (int d = 0; d < t->ndim; d++) {
+        int64_t td = t->dims[d], xd = x->dims[d + x->ndim - t->ndim];
+        if (td != 1 && td != xd)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * BatchNormalization in inference mode, over channel dim 1 (a 1-D input
+ * has one channel): y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c]
+ * + B[c]. Training mode would update running statistics, which the
+ * reference does not do.
+ */
+smelt_status sm_ref_batchnorm(const sm_kargs *a)
+{
+    if (sm_attrs_int(&a->attrs, "training_mode", 0) != 0)
+        return sm_err(a->ctx, SMELT_ERR_UNSUPPORTED,
+                      "%s: training_mode=1 is not supported; only inference "
+                      "(training_mode=0) is",
+                      a->op_name);
+    const sm_tensor *x = a->in[0];
+    sm_tensor *y = a->out[0];
+    if (x->ndim < 1 || y->numel != x->numel)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: X must have rank >= 1 and Y its shape", a->op_name);
+    int64_t c_n = x->ndim > 1 ? x->dims[1] : 1;
+    int64_t inner = 1;
+    for (int d = 2; d < x->ndim; d++)
+        inner *= x->dims[d];
+    for (int i = 1; i < 5; i++)
+        if (i >= a->n_in || !a->in[i] || a->in[i]->numel != c_n)
+            return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                          "%s: input %d must hold C = %lld values", a->op_name,
+                          i, (long long)c_n);
+    double eps = sm_attrs_float(&a->attrs, "epsilon", 1e-5);
+    const sm_tensor *scale = a->in[1], *bias = a->in[2];
+    const sm_tensor *mean = a->in[3], *var = a->in[4];
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t c = (i / inner) % c_n;
+        double v = (ld(x, i) - ld(mean, c)) / sqrt(ld(var, c) + eps);
+        sm_store_f64(y->dtype, y->data, i, v * ld(scale, c) + ld(bias, c));
+    }
+    return SMELT_OK;
+}
+
+/* The axis attribute resolved against rank (rank 0 takes axis 0 or -1,
+ * the scalar being its own one-element axis). */
+static smelt_status kernel_axis(const sm_kargs *a, int rank, int64_t def,
+                                int *out)
+{
+    int64_t axis = sm_attrs_int(&a->attrs, "axis", def);
+    int r = rank ? rank : 1;
+    if (axis < -r || axis >= r)
+        return sm_err(a->ctx, SMELT_ERR_SHAPE,
+                      "%s: axis %lld is out of range for rank %d", a->op_name,
+                      (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + r : axis);
+    return SMELT_OK;
+}
+
+/*
+ * LayerNormalization: for every index over dims [0, axis), the elements
+ * over dims [axis, rank) are normalized with their mean and (population)
+ * variance, then scaled and shifted by Scale and B, which broadcast onto
+ * X. Optional outputs Mean and InvStdDev = 1/sqrt(var + epsilon) have X's
+ * leading dims and 1 for the normalized ones.
+ */
+smelt_status sm_ref_layernorm(const sm_kargs *a)
+{
+    const sm_tensor *x = a->in[0], *scale = a->in[1];
+    const sm_tensor *bias = a->n_in > 2 ? a->in[2] : NULL;
+    sm_tensor *y = a->out[0];
+    sm_tensor *mean_out = a->n_out > 1 ? a->out[1] : NULL;
+    sm_tensor *inv_out = a->n_out > 2 ? a->out[2] : NULL;
+    int ax;
+    if (x->ndim < 1)
+        return sm_err(a->ctx, SMELT_ERR_SHAPE, "%s: X must have rank >= 1",
+                      a->op_name);
+    SM_TRY(kernel_axis(a, x->ndim, -1, &ax));
+    int64_t outer = 1;
+    for (int d = 0; d < ax; d++)
+        outer *= x->dims[d];
+    int64_t inner = outer ? x->numel / outer : 0;
+    if (!bcast_onto(scale, x) || (bias && !bcast_onto(bias, x)) ||
+        y->numel != x->numel || (mean_out && mean_out->numel != outer) ||
+        (inv_out && inv_out->numel != outer))
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: Scale, B or an output does not fit X", a->op_name);
+    double eps = sm_attrs_float(&a->attrs, "epsilon", 1e-5);
+    int64_t idx[SMELT_MAX_DIMS] = {0};
+    for (int64_t ob = 0; ob < outer; ob++) {
+        const int64_t base = ob * inner;
+        double mean = 0, var = 0;
+        for (int64_t j = 0; j < inner; j++)
+            mean += ld(x, base + j);
+        mean /= (double)inner;
+        for (int64_t j = 0; j < inner; j++) {
+            double dlt = ld(x, base + j) - mean;
+            var += dlt * dlt;
+        }
+        double inv = 1.0 / sqrt(var / (double)inner + eps);
+        for (int64_t j = 0; j < inner; j++) {
+            double v = (ld(x, base + j) - mean) * inv;
+            v *= ld(scale, sm_bcast_offset(scale, x->ndim, idx));
+            if (bias)
+                v += ld(bias, sm_bcast_offset(bias, x->ndim, idx));
+            sm_store_f64(y->dtype, y->data, base + j, v);
+            sm_index_next(x->ndim, x->dims, idx);
+        }
+        if (mean_out)
+            sm_store_f64(mean_out->dtype, mean_out->data, ob, mean);
+        if (inv_out)
+            sm_store_f64(inv_out->dtype, inv_out->data, ob, inv);
+    }
+    return SMELT_OK;
+}
+
+/*
+ * Softmax and LogSoftmax along one axis (opset 13), stable: the axis'
+ * maximum is subtracted before exponentiating, so large inputs do not
+ * overflow. y = exp(x - max) / sum, or (x - max) - log(sum).
+ */
+static smelt_status softmax_run(const sm_kargs *a, int log_out)
+{
+    const sm_tensor *x = a->in[0];
+    sm_tensor *y = a->out[0];
+    int ax;
+    SM_TRY(kernel_axis(a, x->ndim, -1, &ax));
+    if (y->numel != x->numel)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME, "%s: Y must have X's shape",
+                      a->op_name);
+    int64_t n = x->ndim ? x->dims[ax] : 1, inner = 1, outer = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (d < ax)
+            outer *= x->dims[d];
+        else if (d > ax)
+            inner *= x->dims[d];
+    }
+    for (int64_t ob = 0; ob < outer; ob++) {
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t base = ob * n * inner + i;
+            double mx = -INFINITY, sum = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double v = ld(x, base + j * inner);
+                if (v > mx || isnan(v))
+                    mx = v;
+            }
+            for (int64_t j = 0; j < n; j++)
+                sum += exp(ld(x, base + j * inner) - mx);
+            for (int64_t j = 0; j < n; j++) {
+                double v = ld(x, base + j * inner) - mx;
+                sm_store_f64(y->dtype, y->data, base + j * inner,
+                             log_out ? v - log(sum) : exp(v) / sum);
+            }
+        }
+    }
+    return SMELT_OK;
+}
+
+smelt_status sm_ref_softmax(const sm_kargs *a)
+{
+    return softmax_run(a, 0);
+}
+
+smelt_status sm_ref_logsoftmax(const sm_kargs *a)
+{
+    return softmax_run(a, 1);
+}

@@ -1,0 +1,170 @@
+/*
+ * pool.c - reference MaxPool (with its optional Indices output),
+ * AveragePool, GlobalMaxPool and GlobalAveragePool over any number of
+ * spatial dims. Values are read and reduced in double; MaxPool's int8 and
+ * uint8 inputs are exact in double too.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "ir/op.h"
+#include "kernels/ref/ref_util.h"
+#include "kernels/ref/window.h"
+
+/* The value written for a window with no input element (possible only
+ * with SAME padding and large dilations): -inf for floats, 0 otherwise. */
+static double empty_max(smelt_dtype dt)
+{
+    return sm_dtype_is_float(dt) ? -INFINITY : 0;
+}
+
+/* MaxPool's Indices with storage_order 1: the row-major spatial offset
+ * `off` of a plane of sizes in[] re-expressed column-major. */
+static int64_t col_major(int nsp, const int64_t *in, int64_t off)
+{
+    int64_t r = 0, stride = 1;
+    int64_t idx[SMELT_MAX_DIMS];
+    for (int d = nsp - 1; d >= 0; d--) {
+        idx[d] = off % in[d];
+        off /= in[d];
+    }
+    for (int d = 0; d < nsp; d++) {
+        r += idx[d] * stride;
+        stride *= in[d];
+    }
+    return r;
+}
+
+/* The pooling window for X, checked against the outputs' shapes. */
+static smelt_status pool_setup(const sm_kargs *a, sm_window *w)
+{
+    const sm_tensor *x = a->in[0];
+    if (x->ndim < 3)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: X must have rank >= 3, got %d", a->op_name, x->ndim);
+    SM_TRY(sm_window_init(a->ctx, a->op_name, &a->attrs, SM_WINDOW_POOL,
+                          x->ndim - 2, x->dims + 2, NULL, w));
+    for (int j = 0; j < a->n_out; j++) {
+        const sm_tensor *y = a->out[j];
+        int bad = y->ndim != x->ndim || y->dims[0] != x->dims[0] ||
+                  y->dims[1] != x->dims[1];
+        for (int d = 0; !bad && d < w->nsp; d++)
+            bad = y->dims[d + 2] != w->out[d];
+        if (bad)
+            return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                          "%s: output %d's shape does not match the window",
+                          a->op_name, j);
+    }
+    return SMELT_OK;
+}
+
+/*
+ * MaxPool and AveragePool. Each output element scans its window's taps:
+ * taps in the padding never win a max (they act as -inf) and count toward
+ * an average's divisor only with count_include_pad; taps past the padded
+ * extent (ceil_mode's last windows) never count. MaxPool's Indices hold
+ * the flat index into X (batch and channel included) of the first
+ * maximum, NaN winning as in PyTorch.
+ */
+static smelt_status pool_run(const sm_kargs *a, int is_max)
+{
+    sm_window w;
+    SM_TRY(pool_setup(a, &w));
+    const sm_tensor *x = a->in[0];
+    sm_tensor *y = a->out[0], *ind = a->n_out > 1 ? a->out[1] : NULL;
+    int include_pad = sm_attrs_int(&a->attrs, "count_include_pad", 0) != 0;
+    int by_col = sm_attrs_int(&a->attrs, "storage_order", 0) != 0;
+    int nsp = w.nsp;
+    int64_t planes = x->dims[0] * x->dims[1];
+    int64_t isz = sm_window_prod(nsp, w.in), osz = sm_window_prod(nsp, w.out);
+    int64_t ksz = sm_window_prod(nsp, w.kernel);
+    int64_t o[SMELT_MAX_DIMS], k[SMELT_MAX_DIMS];
+    for (int64_t p = 0; p < planes; p++) {
+        memset(o, 0, sizeof o);
+        for (int64_t op = 0; op < osz; op++, sm_index_next(nsp, w.out, o)) {
+            double best = 0, sum = 0;
+            int64_t arg = -1, cnt = 0, cnt_pad = 0;
+            memset(k, 0, sizeof k);
+            for (int64_t kp = 0; kp < ksz;
+                 kp++, sm_index_next(nsp, w.kernel, k)) {
+                int64_t at = sm_window_tap(&w, o, k);
+                if (at == SM_TAP_OUTSIDE)
+                    continue;
+                cnt_pad++;
+                if (at == SM_TAP_PAD)
+                    continue;
+                double v = sm_load_f64(x->dtype, x->data, p * isz + at);
+                cnt++;
+                sum += v;
+                if (arg < 0 || v > best || (isnan(v) && !isnan(best))) {
+                    best = v;
+                    arg = at;
+                }
+            }
+            int64_t yi = p * osz + op;
+            if (!is_max) {
+                int64_t div = include_pad ? cnt_pad : cnt;
+                sm_store_f64(y->dtype, y->data, yi, div ? sum / div : NAN);
+                continue;
+            }
+            sm_store_f64(y->dtype, y->data, yi,
+                         arg < 0 ? empty_max(y->dtype) : best);
+            if (ind)
+                sm_store_i64(
+                    ind->dtype, ind->data, yi,
+                    arg < 0
+                        ? -1
+                        : p * isz + (by_col ? col_major(nsp, w.in, arg) : arg));
+        }
+    }
+    return SMELT_OK;
+}
+
+smelt_status sm_ref_maxpool(const sm_kargs *a)
+{
+    return pool_run(a, 1);
+}
+
+smelt_status sm_ref_averagepool(const sm_kargs *a)
+{
+    return pool_run(a, 0);
+}
+
+/* GlobalMaxPool and GlobalAveragePool: one value per (n, c) plane, over
+ * all its spatial elements (an empty plane gives -inf or NaN). */
+static smelt_status global_run(const sm_kargs *a, int is_max)
+{
+    const sm_tensor *x = a->in[0];
+    sm_tensor *y = a->out[0];
+    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] ||
+        y->dims[1] != x->dims[1] || y->numel != x->dims[0] * x->dims[1])
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: output shape does not match X of rank %d",
+                      a->op_name, x->ndim);
+    int64_t planes = y->numel, isz = sm_window_prod(x->ndim - 2, x->dims + 2);
+    for (int64_t p = 0; p < planes; p++) {
+        double best = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < isz; i++) {
+            double v = sm_load_f64(x->dtype, x->data, p * isz + i);
+            sum += v;
+            if (v > best || (isnan(v) && !isnan(best)))
+                best = v;
+        }
+        sm_store_f64(y->dtype, y->data, p,
+                     is_max ? best
+                     : isz  ? sum / (double)isz
+                            : NAN);
+    }
+    return SMELT_OK;
+}
+
+smelt_status sm_ref_globalmaxpool(const sm_kargs *a)
+{
+    return global_run(a, 1);
+}
+
+smelt_status sm_ref_globalaveragepool(const sm_kargs *a)
+{
+    return global_run(a, 0);
+}
