@@ -154,7 +154,12 @@ smelt_status smelt_npy_parse(smelt_ctx_t *ctx, const void *buf, size_t len,
     int64_t dims[SMELT_MAX_DIMS], numel;
     SM_TRY(parse_descr(ctx, name, h, &dt));
     SM_TRY(parse_shape(ctx, name, h, &ndim, dims));
-    SM_TRY(sm_shape_numel(ctx, ndim, dims, smelt_dtype_size(dt), &numel));
+    smelt_status st = sm_shape_numel(ctx, ndim, dims, smelt_dtype_size(dt),
+                                     &numel);
+    if (st != SMELT_OK) {
+        sm_err_prefix(ctx, "%s: ", name);
+        return st;
+    }
     size_t need = (size_t)numel * smelt_dtype_size(dt);
     size_t have = len - hstart - hlen;
     if (have < need)

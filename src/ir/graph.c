@@ -414,10 +414,18 @@ void sm_type_str(const sm_type *t, char *buf, size_t size)
 void sm_node_where(const sm_node *n, char *buf, size_t size)
 {
     const char *op = sm_op_info_get(n->op)->name;
+    const sm_graph *g = n->owner->graph;
+    int k = 0;
+    if (n->src_line > 0 && g->src_file)
+        k = snprintf(buf, size, "%s:%d:%d: ", g->src_file, n->src_line,
+                     n->src_col);
+    if (k < 0 || (size_t)k >= size)
+        k = 0;
     if (n->name)
-        snprintf(buf, size, "node '%s' (%s)", n->name, op);
+        snprintf(buf + k, size - (size_t)k, "node '%s' (%s)", n->name, op);
     else if (n->n_out > 0)
-        snprintf(buf, size, "%s node defining %%%s", op, n->out[0]->name);
+        snprintf(buf + k, size - (size_t)k, "%s node defining %%%s", op,
+                 n->out[0]->name);
     else
-        snprintf(buf, size, "%s node", op);
+        snprintf(buf + k, size - (size_t)k, "%s node", op);
 }

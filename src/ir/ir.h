@@ -62,6 +62,7 @@ struct sm_node {
     int n_blocks;
     sm_block **blocks;
     sm_block *owner;
+    int src_line, src_col; /* where the text form defined it (0: unknown) */
 };
 
 struct sm_block {
@@ -80,6 +81,7 @@ struct sm_block {
 
 struct smelt_graph {
     const char *name;
+    const char *src_file; /* the file the graph was parsed from, or NULL */
     sm_block *top;
     sm_arena arena;
     int n_values, cap_values;
@@ -135,7 +137,8 @@ void sm_type_from_tensor(sm_type *t, const sm_tensor *x);
 void sm_type_unknown(sm_type *t);
 /* "f32[batch,3,?]" */
 void sm_type_str(const sm_type *t, char *buf, size_t size);
-/* Human location of a node for error messages: "node 'conv1' (Conv)". */
+/* Human location of a node for error messages: "node 'conv1' (Conv)",
+ * prefixed with "file:line:col: " when the node came from text. */
 void sm_node_where(const sm_node *n, char *buf, size_t size);
 
 #endif

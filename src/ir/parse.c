@@ -224,7 +224,8 @@ static smelt_status parse_const(sm_parser *p, sm_block *b, size_t n_out)
 static smelt_status parse_node(sm_parser *p, sm_block *b, size_t n_out)
 {
     char f[80];
-    sm_op op;
+    sm_op op = SM_OP_COUNT;
+    int line = p->tok.line, col = p->tok.col;
     SM_TRY(parse_op(p, &op));
     SM_TRY(sm_parse_expect(p, SM_TOK_LPAREN, "'(' after the op name"));
     size_t n_in = 0;
@@ -257,6 +258,8 @@ static smelt_status parse_node(sm_parser *p, sm_block *b, size_t n_out)
         sm_node_new(b, op, NULL, (int)n_in, p->args, (int)n_out, p->names);
     if (!n)
         return sm_parse_nomem(p);
+    n->src_line = line;
+    n->src_col = col;
     for (size_t i = 0; i < n_out; i++) {
         if (p->outs[i].typed)
             n->out[i]->type = p->outs[i].type;
@@ -380,6 +383,9 @@ static smelt_status parse_graph(sm_parser *p)
     const char *name;
     SM_TRY(sm_parse_str(p, &p->tok, &name, NULL));
     if (sm_graph_new(p->ctx, name, &p->g) != SMELT_OK)
+        return sm_parse_nomem(p);
+    if (p->lx.file &&
+        !(p->g->src_file = sm_arena_strdup(&p->g->arena, p->lx.file)))
         return sm_parse_nomem(p);
     SM_TRY(sm_parse_next(p));
     SM_TRY(sm_parse_expect(p, SM_TOK_LPAREN, "'(' after the graph's name"));

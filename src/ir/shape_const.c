@@ -134,7 +134,7 @@ smelt_status sm_shape_range(sm_shape_ctx *s)
     if (st->numel != 1 || li->numel != 1 || de->numel != 1)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "Range: start, limit and delta must be scalars");
-    int64_t count;
+    int64_t count = 0;
     if (sm_dtype_is_float(dt))
         SM_TRY(range_count_float(s, sm_load_f64(dt, st->data, 0),
                                  sm_load_f64(dt, li->data, 0),

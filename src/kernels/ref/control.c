@@ -22,7 +22,7 @@ static smelt_status scalar_bool(const sm_kargs *a, int i, const char *what,
 
 smelt_status sm_ref_if(const sm_kargs *a)
 {
-    int cond;
+    int cond = 0;
     SM_TRY(scalar_bool(a, 0, "the condition", &cond));
     return a->run_block(a->run_block_user, cond ? 0 : 1, 0, NULL, a->n_out,
                         a->out);

@@ -236,7 +236,7 @@ smelt_status sm_window_init(smelt_ctx_t *ctx, const char *op,
                       "%s: %d spatial dims; expected 1 to %d", op, nsp,
                       SMELT_MAX_DIMS - 2);
     w->nsp = nsp;
-    int mode, has_ks, has_os = 0;
+    int mode = 0, has_ks, has_os = 0;
     SM_TRY(parse_auto_pad(ctx, op, at, &mode));
     w->same = mode >= PAD_SAME_UPPER;
     int64_t ks[SMELT_MAX_DIMS], pads[2 * SMELT_MAX_DIMS];

@@ -94,7 +94,7 @@ smelt_status sm_ref_layernorm(const sm_kargs *a)
     sm_tensor *y = a->out[0];
     sm_tensor *mean_out = a->n_out > 1 ? a->out[1] : NULL;
     sm_tensor *inv_out = a->n_out > 2 ? a->out[2] : NULL;
-    int ax;
+    int ax = 0;
     if (x->ndim < 1)
         return sm_err(a->ctx, SMELT_ERR_SHAPE, "%s: X must have rank >= 1",
                       a->op_name);
@@ -146,7 +146,7 @@ static smelt_status softmax_run(const sm_kargs *a, int log_out)
 {
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
-    int ax;
+    int ax = 0;
     SM_TRY(kernel_axis(a, x->ndim, -1, &ax));
     if (y->numel != x->numel)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME, "%s: Y must have X's shape",
