@@ -130,6 +130,27 @@ smelt_status smelt_graph_run_reference(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                        int n_inputs, smelt_tensor_t **outputs,
                                        int n_outputs);
 
+/* ---- ONNX -------------------------------------------------------------- */
+
+/* Load an ONNX model (ModelProto, default-domain opsets 7 to 21). External
+ * tensor data is read from files inside the model's folder only. */
+smelt_status smelt_onnx_load(smelt_ctx_t *ctx, const char *path,
+                             smelt_graph_t **out);
+/* The same from len bytes in memory; external data is looked up under
+ * base_dir (NULL: a model with external data is refused). */
+smelt_status smelt_onnx_load_buffer(smelt_ctx_t *ctx, const void *buf,
+                                    size_t len, const char *base_dir,
+                                    smelt_graph_t **out);
+/* Write g as an ONNX model (ir_version 8, opset 17 unless a node needs a
+ * newer one). */
+smelt_status smelt_onnx_save(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                             const char *path);
+/* The same into a new buffer *out of *len bytes, released with
+ * smelt_onnx_buffer_free(). */
+smelt_status smelt_onnx_save_buffer(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                    void **out, size_t *len);
+void smelt_onnx_buffer_free(void *buf);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,28 +1,7 @@
 /*
- * graph_api.c - the public graph accessors and smelt_graph_load.
+ * graph_api.c - the public graph accessors.
  */
-#include "core/alloc.h"
-#include "core/file.h"
 #include "ir/ir.h"
-#include "ir/text.h"
-
-/* Graph files larger than this are refused before reading. */
-#define SM_GRAPH_FILE_MAX ((size_t)1 << 30)
-
-smelt_status smelt_graph_load(smelt_ctx_t *ctx, const char *path,
-                              smelt_graph_t **out)
-{
-    if (!path || !out)
-        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                      "smelt_graph_load: NULL argument");
-    *out = NULL;
-    char *data;
-    size_t len;
-    SM_TRY(sm_read_file(ctx, path, SM_GRAPH_FILE_MAX, &data, &len));
-    smelt_status s = sm_ir_parse(ctx, data, len, path, out);
-    sm_free(data);
-    return s;
-}
 
 const char *smelt_graph_name(const smelt_graph_t *g)
 {
