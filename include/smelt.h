@@ -150,6 +150,99 @@ smelt_status smelt_onnx_save(smelt_ctx_t *ctx, const smelt_graph_t *g,
 smelt_status smelt_onnx_save_buffer(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                     void **out, size_t *len);
 void smelt_onnx_buffer_free(void *buf);
+/* Read a serialized TensorProto (the input_<i>.pb / output_<i>.pb files of
+ * ONNX's backend tests) into a new tensor owned by the caller. External
+ * data is read from files inside path's folder only. String tensors and
+ * dtypes Smelt lacks give SMELT_ERR_UNSUPPORTED. */
+smelt_status smelt_onnx_tensor_load(smelt_ctx_t *ctx, const char *path,
+                                    smelt_tensor_t **out);
+
+/* ---- optimizer --------------------------------------------------------- */
+
+/* Options of smelt_graph_optimize; fill with smelt_opt_options_default
+ * first, then change what you need. */
+typedef struct smelt_opt_options {
+    int32_t level;            /* 0..3: the -O pipeline (default 1) */
+    const char *passes;       /* "fold,cse,dce": run exactly these; NULL:
+                                 the level's pipeline */
+    uint64_t fold_max_bytes;  /* folding never makes a larger constant
+                                 (default 64 MiB; 0: the default) */
+    int32_t unroll_max_trips; /* Loops with at most this many trips are
+                                 unrolled (default 16) */
+    int32_t verify_each;      /* verify the graph after every pass (default:
+                                 on in debug builds; SMELT_DEBUG sets it) */
+    int32_t why_not_fused;    /* fusion passes note their near misses */
+    const char *debug_dir;    /* dump the graph after every pass here; NULL:
+                                 ./smelt-debug when SMELT_DEBUG=1, else none */
+} smelt_opt_options;
+
+void smelt_opt_options_default(smelt_opt_options *o);
+
+/* What each pass of a smelt_graph_optimize run did. */
+typedef struct smelt_opt_report smelt_opt_report_t;
+
+typedef struct smelt_pass_stats {
+    const char *name;
+    int32_t nodes_before, nodes_after; /* in all blocks */
+    int32_t changed, folded, removed, fused;
+    int64_t peak_bytes; /* planned peak memory (memory-plan pass), else 0 */
+    double ms;
+    const char *log; /* the pass's notes, one per line ("" when none) */
+} smelt_pass_stats;
+
+/* Optimizes g in place with the pipeline opt describes (NULL: defaults).
+ * report (may be NULL) receives what each pass did. On failure the error
+ * names the pass, and g must only be freed. */
+smelt_status smelt_graph_optimize(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                  const smelt_opt_options *opt,
+                                  smelt_opt_report_t **report);
+int smelt_opt_report_num_passes(const smelt_opt_report_t *r);
+/* Stats of pass i (strings valid while r lives). */
+smelt_status smelt_opt_report_get(const smelt_opt_report_t *r, int i,
+                                  smelt_pass_stats *out);
+/* The report as a table, one line per pass; with `notes`, each pass's
+ * notes below its line. Release *out with smelt_string_free(). */
+smelt_status smelt_opt_report_print(smelt_ctx_t *ctx,
+                                    const smelt_opt_report_t *r, int notes,
+                                    char **out);
+void smelt_opt_report_free(smelt_opt_report_t *r);
+
+/* The passes opt selects, comma separated ("" for none). Release *out with
+ * smelt_string_free(). */
+smelt_status smelt_opt_pipeline(smelt_ctx_t *ctx, const smelt_opt_options *opt,
+                                char **out);
+/* The registered passes. */
+int smelt_pass_count(void);
+const char *smelt_pass_name(int i);
+int smelt_pass_level(int i); /* lowest -O level that runs it */
+const char *smelt_pass_summary(int i);
+
+/* A deep copy of g (values, names, types, constant data). */
+smelt_status smelt_graph_clone(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                               smelt_graph_t **out);
+
+/* Declared types of graph inputs, so tools can make inputs: dtype
+ * (UNDEFINED when unknown), rank (-1 when unknown), dimension `axis` (-1
+ * when not a known size) and its symbolic name (NULL when none). */
+smelt_dtype smelt_graph_input_dtype(const smelt_graph_t *g, int i);
+int smelt_graph_input_ndim(const smelt_graph_t *g, int i);
+int64_t smelt_graph_input_dim(const smelt_graph_t *g, int i, int axis);
+const char *smelt_graph_input_dim_name(const smelt_graph_t *g, int i,
+                                       int axis);
+
+/* ---- script frontend (docs/SCRIPT.md) ---------------------------------- */
+
+/* Compiles function `fn` of a script (a Python subset in the manner of
+ * TorchScript) into a graph with loops and branches as Loop and If nodes;
+ * fn NULL takes the last function of the file. `filename` is used in
+ * error locations: errors read "FILE:LINE:COL: error: message", then the
+ * source line, a caret under the column and a hint. */
+smelt_status smelt_script_compile(smelt_ctx_t *ctx, const char *source,
+                                  size_t len, const char *filename,
+                                  const char *fn, smelt_graph_t **out);
+/* Reads the script at path and compiles function fn of it. */
+smelt_status smelt_script_load(smelt_ctx_t *ctx, const char *path,
+                               const char *fn, smelt_graph_t **out);
 
 #ifdef __cplusplus
 }

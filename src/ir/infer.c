@@ -11,6 +11,7 @@
 
 #include "core/alloc.h"
 #include "ir/shape_util.h"
+#include "runtime/eval.h"
 
 #define MAX_OPERANDS 64
 
@@ -139,25 +140,10 @@ static void try_evaluate(inferer *in, const sm_node *n)
         if (!small_known_type(&n->out[i]->type))
             return;
     smelt_ctx_t scratch = {0};
-    int ok = 1;
-    for (int i = 0; i < n->n_out && ok; i++) {
-        const sm_type *t = &n->out[i]->type;
-        int64_t dims[SMELT_MAX_DIMS];
-        for (int d = 0; d < t->ndim; d++)
-            dims[d] = t->dims[d].size;
-        ok = sm_tensor_new(&scratch, t->dtype, t->ndim, dims, &outs[i]) ==
-             SMELT_OK;
-    }
-    sm_kargs a = {info->name, sm_node_attrs(n), n->n_in, args, n->n_out,
-                  outs,       &scratch,         NULL,    NULL, 0};
-    if (ok && info->ref(&a) == SMELT_OK) {
-        for (int i = 0; i < n->n_out; i++) {
-            in->known[n->out[i]->id] = outs[i];
-            outs[i] = NULL;
-        }
-    }
+    if (sm_eval_node(&scratch, n, args, outs, 0) != SMELT_OK)
+        return;
     for (int i = 0; i < n->n_out; i++)
-        sm_tensor_free(outs[i]);
+        in->known[n->out[i]->id] = outs[i];
 }
 
 static smelt_status infer_block(inferer *in, sm_block *b, int depth);
@@ -183,6 +169,12 @@ static smelt_status infer_node(inferer *in, sm_node *n, int depth)
 {
     if (n->op == SM_OP_Loop && n->n_blocks == 1)
         seed_loop_params(n);
+    /* A fused region's parameters learn what its inputs' types learn. */
+    if (n->op == SM_OP_FusedElementwise && n->n_blocks == 1 &&
+        n->blocks[0]->n_params == n->n_in)
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i])
+                sm_type_merge(&n->blocks[0]->params[i]->type, &n->in[i]->type);
     for (int i = 0; i < n->n_blocks; i++)
         SM_TRY(infer_block(in, n->blocks[i], depth + 1));
     sm_type stack_out[MAX_OPERANDS];

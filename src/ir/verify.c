@@ -152,6 +152,15 @@ static smelt_status check_blocks(verifier *v, const sm_node *n)
                      body->n_ret);
             return fail_at(v, n, SMELT_ERR_VERIFY, "%s", msg);
         }
+    } else if (n->op == SM_OP_FusedElementwise) {
+        const sm_block *body = n->blocks[0];
+        if (body->n_params != n->n_in || body->n_ret != n->n_out) {
+            snprintf(msg, sizeof msg,
+                     "body must take %d parameters (one per input) and "
+                     "return %d (one per output); it takes %d and returns %d",
+                     n->n_in, n->n_out, body->n_params, body->n_ret);
+            return fail_at(v, n, SMELT_ERR_VERIFY, "%s", msg);
+        }
     }
     return SMELT_OK;
 }

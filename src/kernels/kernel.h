@@ -39,6 +39,11 @@ typedef struct sm_kargs {
     void *run_block_user;
     int n_block_out;             /* number of results each sub-block returns */
     const sm_out_hint *out_hint; /* n_out entries, or NULL */
+    /* Scratch for optimized kernels (kernels/cpu/registry.h): the bytes
+     * the kernel's workspace() asked for, 64-byte aligned; NULL/0 for
+     * reference kernels. */
+    void *workspace;
+    size_t workspace_bytes;
 } sm_kargs;
 
 typedef smelt_status (*sm_kernel_fn)(const sm_kargs *a);

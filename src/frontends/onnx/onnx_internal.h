@@ -30,6 +30,11 @@ void sm_onnx_model_free(Onnx__ModelProto *m);
 /* Releases memory protobuf-c allocated for an unpacked message's field
  * (used to drop a tensor's raw bytes once they are copied). */
 void sm_onnx_proto_free(void *p);
+/* Decodes buf as a TensorProto (a .pb file of the ONNX test data), and
+ * releases one. */
+smelt_status sm_onnx_tensor_unpack(smelt_ctx_t *ctx, const void *buf,
+                                   size_t len, Onnx__TensorProto **out);
+void sm_onnx_tensor_proto_free(Onnx__TensorProto *t);
 /* Reads a whole model file (regular file, at most SM_ONNX_MAX_MODEL_BYTES). */
 smelt_status sm_onnx_read_file(smelt_ctx_t *ctx, const char *path, void **buf,
                                size_t *len);

@@ -158,6 +158,36 @@ smelt_status sm_onnx_unpack(smelt_ctx_t *ctx, const void *buf, size_t len,
     return SMELT_OK;
 }
 
+smelt_status sm_onnx_tensor_unpack(smelt_ctx_t *ctx, const void *buf,
+                                   size_t len, Onnx__TensorProto **out)
+{
+    *out = NULL;
+    const uint8_t *p = buf;
+    size_t bad = 0;
+    if (walk(&onnx__tensor_proto__descriptor, p, p, p + len, 1, &bad) !=
+        WALK_OK) /* a TensorProto nests two levels: only malformed fails */
+        return sm_err(ctx, SMELT_ERR_PARSE,
+                      "onnx: not a valid TensorProto: malformed or "
+                      "truncated field at byte %zu of %zu",
+                      bad, len);
+    pb_alloc_state st = {0};
+    ProtobufCAllocator a = {pb_alloc, pb_free, &st};
+    Onnx__TensorProto *t = onnx__tensor_proto__unpack(&a, len, p);
+    if (!t)
+        return st.failed ? sm_err_nomem(ctx)
+                         : sm_err(ctx, SMELT_ERR_PARSE,
+                                  "onnx: not a valid TensorProto (a field "
+                                  "has the wrong wire type or a bad value)");
+    *out = t;
+    return SMELT_OK;
+}
+
+void sm_onnx_tensor_proto_free(Onnx__TensorProto *t)
+{
+    if (t)
+        onnx__tensor_proto__free_unpacked(t, &pb_allocator);
+}
+
 smelt_status sm_onnx_read_file(smelt_ctx_t *ctx, const char *path, void **buf,
                                size_t *len)
 {

@@ -1,0 +1,24 @@
+/*
+ * eval.h - evaluating one node on concrete tensors with its reference
+ * kernel: the step shared by the interpreter's callers that fold values
+ * ahead of time (shape inference, constant folding).
+ */
+#ifndef SM_EVAL_H
+#define SM_EVAL_H
+
+#include <stddef.h>
+
+#include "ir/ir.h"
+
+/* Runs n (not a control op) on args (one per input, NULL for absent
+ * optional inputs): the op's shape function sizes the outputs from the
+ * concrete inputs, then the reference kernel fills them. outs[] (n->n_out
+ * entries) receive new tensors owned by the caller; on failure they are
+ * all NULL. When max_bytes > 0 and an output would be larger, nothing is
+ * allocated and the result is SMELT_ERR_LIMIT. Control ops give
+ * SMELT_ERR_UNSUPPORTED (they need a sub-block runner). */
+smelt_status sm_eval_node(smelt_ctx_t *ctx, const sm_node *n,
+                          sm_tensor *const *args, sm_tensor **outs,
+                          size_t max_bytes);
+
+#endif

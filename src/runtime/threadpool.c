@@ -1,0 +1,213 @@
+/*
+ * threadpool.c - the intra-op thread pool (threadpool.h).
+ *
+ * Every parallel_for is a job: the caller publishes it by bumping a
+ * generation counter, runs chunks itself, and waits until each worker has
+ * taken part. Chunks are handed out through an atomic counter, so uneven
+ * chunks balance themselves. Between jobs a worker spins a little (kernels
+ * of one plan come back to back, and waking a sleeping thread costs tens
+ * of microseconds), then sleeps on a condition variable. Nothing is
+ * allocated after the pool is made.
+ */
+#include "runtime/threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/status.h"
+
+/* Spins before a waiting thread sleeps (a pause is tens of cycles). */
+#define SPIN_LIMIT 20000
+
+typedef struct worker {
+    struct sm_threadpool *tp;
+    int tid;
+    pthread_t th;
+} worker;
+
+struct sm_threadpool {
+    int n_threads;
+    worker *workers; /* n_threads - 1 */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int sleepers; /* under mu */
+    atomic_ulong gen;
+    atomic_int stop;
+    atomic_int active; /* workers that have not finished the job */
+    /* the job (written by the caller before gen is bumped) */
+    sm_parallel_fn fn;
+    void *arg;
+    int64_t n, chunk;
+    atomic_llong next;
+};
+
+/* Set while a thread runs chunks, so a nested parallel_for runs inline. */
+static _Thread_local int in_pool;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+int sm_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (int)n;
+}
+
+/* Takes chunks of the current job until none are left. */
+static void run_chunks(sm_threadpool *tp, int tid)
+{
+    in_pool = 1;
+    for (;;) {
+        int64_t i = atomic_fetch_add_explicit(&tp->next, 1,
+                                              memory_order_relaxed);
+        int64_t b = i * tp->chunk;
+        if (b >= tp->n)
+            break;
+        int64_t e = b + tp->chunk < tp->n ? b + tp->chunk : tp->n;
+        tp->fn(tp->arg, b, e, tid);
+    }
+    in_pool = 0;
+}
+
+/* Waits (spinning, then sleeping) for a generation other than seen. */
+static unsigned long wait_job(sm_threadpool *tp, unsigned long seen)
+{
+    unsigned long g;
+    for (int s = 0; s < SPIN_LIMIT; s++) {
+        g = atomic_load_explicit(&tp->gen, memory_order_acquire);
+        if (g != seen || atomic_load(&tp->stop))
+            return g;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&tp->mu);
+    tp->sleepers++;
+    while ((g = atomic_load(&tp->gen)) == seen && !atomic_load(&tp->stop))
+        pthread_cond_wait(&tp->cv, &tp->mu);
+    tp->sleepers--;
+    pthread_mutex_unlock(&tp->mu);
+    return g;
+}
+
+static void *worker_main(void *p)
+{
+    worker *w = p;
+    sm_threadpool *tp = w->tp;
+    unsigned long seen = 0;
+    for (;;) {
+        seen = wait_job(tp, seen);
+        if (atomic_load(&tp->stop))
+            return NULL;
+        run_chunks(tp, w->tid);
+        atomic_fetch_sub_explicit(&tp->active, 1, memory_order_release);
+    }
+}
+
+/* Joins workers[0..started) after telling them to stop. */
+static void stop_workers(sm_threadpool *tp, int started)
+{
+    pthread_mutex_lock(&tp->mu);
+    atomic_store(&tp->stop, 1);
+    pthread_cond_broadcast(&tp->cv);
+    pthread_mutex_unlock(&tp->mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(tp->workers[i].th, NULL);
+}
+
+smelt_status sm_threadpool_new(smelt_ctx_t *ctx, int n_threads,
+                               sm_threadpool **out)
+{
+    *out = NULL;
+    if (n_threads <= 0)
+        n_threads = sm_cpu_count();
+    if (n_threads > 1024)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "thread pool: %d threads (at most 1024)", n_threads);
+    sm_threadpool *tp = sm_calloc(1, sizeof *tp);
+    if (!tp)
+        return sm_err_nomem(ctx);
+    tp->n_threads = n_threads;
+    tp->workers = sm_calloc((size_t)n_threads, sizeof *tp->workers);
+    if (!tp->workers) {
+        sm_free(tp);
+        return sm_err_nomem(ctx);
+    }
+    pthread_mutex_init(&tp->mu, NULL);
+    pthread_cond_init(&tp->cv, NULL);
+    atomic_init(&tp->gen, 0);
+    atomic_init(&tp->stop, 0);
+    atomic_init(&tp->active, 0);
+    atomic_init(&tp->next, 0);
+    for (int i = 0; i < n_threads - 1; i++) {
+        tp->workers[i].tp = tp;
+        tp->workers[i].tid = i + 1;
+        if (pthread_create(&tp->workers[i].th, NULL, worker_main,
+                           &tp->workers[i]) != 0) {
+            stop_workers(tp, i);
+            pthread_cond_destroy(&tp->cv);
+            pthread_mutex_destroy(&tp->mu);
+            sm_free(tp->workers);
+            sm_free(tp);
+            return sm_err(ctx, SMELT_ERR_RUNTIME,
+                          "thread pool: could not start thread %d of %d",
+                          i + 2, n_threads);
+        }
+    }
+    *out = tp;
+    return SMELT_OK;
+}
+
+void sm_threadpool_free(sm_threadpool *tp)
+{
+    if (!tp)
+        return;
+    stop_workers(tp, tp->n_threads - 1);
+    pthread_cond_destroy(&tp->cv);
+    pthread_mutex_destroy(&tp->mu);
+    sm_free(tp->workers);
+    sm_free(tp);
+}
+
+int sm_threadpool_size(const sm_threadpool *tp)
+{
+    return tp ? tp->n_threads : 1;
+}
+
+void sm_parallel_for(sm_threadpool *tp, int64_t n, int64_t chunk,
+                     sm_parallel_fn fn, void *arg)
+{
+    if (n <= 0)
+        return;
+    int t = tp ? tp->n_threads : 1;
+    if (chunk <= 0)
+        chunk = (n + t - 1) / t;
+    if (t == 1 || in_pool || n <= chunk) {
+        fn(arg, 0, n, 0);
+        return;
+    }
+    tp->fn = fn;
+    tp->arg = arg;
+    tp->n = n;
+    tp->chunk = chunk;
+    atomic_store_explicit(&tp->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&tp->active, t - 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
+    pthread_mutex_lock(&tp->mu);
+    if (tp->sleepers)
+        pthread_cond_broadcast(&tp->cv);
+    pthread_mutex_unlock(&tp->mu);
+    run_chunks(tp, 0);
+    for (int s = 0;
+         atomic_load_explicit(&tp->active, memory_order_acquire) != 0; s++) {
+        if (s < SPIN_LIMIT)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}

@@ -1,0 +1,2 @@
+def foo(x, y):
+    return x * y + 2

@@ -1,0 +1,302 @@
+/*
+ * test_cli_opt.c - the `smelt opt` and `smelt check` verbs, run as the
+ * built binary: outputs, reports, files written, exit codes, and the
+ * bisection naming a deliberately broken pass.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char dir[64];
+
+static const char *model =
+    "graph m(%x: f32[2,3]) {\n"
+    "  %w: f32[3,2] = const [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]\n"
+    "  %b1: f32[2] = const [0.5, 0.5]\n"
+    "  %b2: f32[2] = const [0.25, 0.25]\n"
+    "  %b: f32[2] = Add(%b1, %b2)\n"
+    "  %h: f32[2,2] = MatMul(%x, %w)\n"
+    "  %i: f32[2,2] = Identity(%h)\n"
+    "  %y: f32[2,2] = Add(%i, %b)\n"
+    "  %dead: f32[2,2] = Exp(%y)\n"
+    "  return %y\n"
+    "}\n";
+
+/* Runs `cmd` in a shell (stderr joined to stdout); returns the exit code
+ * and the output in *out (free it). */
+static int sh(const char *cmd, char **out)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "cd %s && %s 2>&1", dir, cmd);
+    FILE *p = popen(full, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += k;
+        if (n + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = 0;
+    int st = pclose(p);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/smelt-cli-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.ir", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(model, f);
+    fclose(f);
+    /* NaN and -inf come out for inputs <= 0: they must compare equal */
+    snprintf(path, sizeof path, "%s/nan.ir", dir);
+    if (!(f = fopen(path, "w")))
+        return -1;
+    fputs("graph n(%x: f32[4,4]) {\n"
+          "  %one: f32[] = const 1.0\n"
+          "  %a: f32[4,4] = Mul(%x, %one)\n"
+          "  %y: f32[4,4] = Log(%a)\n"
+          "  return %y\n"
+          "}\n",
+          f);
+    fclose(f);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+#define SMELT SMELT_BUILD_DIR "/smelt"
+
+static void test_opt_prints_graph(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(sh(SMELT " opt m.ir", &out), 0);
+    assert_non_null(strstr(out, "%b: f32[2] = const [0.75, 0.75]\n"));
+    assert_non_null(strstr(out, "%y: f32[2,2] = Add(%h, %b)\n"));
+    assert_null(strstr(out, "Identity"));
+    assert_null(strstr(out, "Exp"));
+    assert_non_null(strstr(out, "m.ir: 5 -> 2 nodes in 7 passes"));
+    free(out);
+    assert_int_equal(sh(SMELT " opt m.ir -O0", &out), 0);
+    assert_non_null(strstr(out, "Identity"));
+    assert_non_null(strstr(out, "5 -> 5 nodes in 0 passes"));
+    free(out);
+}
+
+static void test_opt_stats_and_output(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(sh(SMELT " opt m.ir --passes=fold,simplify,dce --stats "
+                              "-o o.ir",
+                        &out),
+                     0);
+    assert_non_null(strstr(out, "pass "));
+    assert_non_null(strstr(out, "peak memory"));
+    /* pass, nodes before -> after, folded, removed, fused */
+    int before, after, folded, removed, fused;
+    assert_int_equal(sscanf(strstr(out, "\nfold "), " fold %d -> %d %d %d %d",
+                            &before, &after, &folded, &removed, &fused),
+                     5);
+    assert_true(before == 5 && after == 4 && folded == 1 && removed == 1 &&
+                fused == 0);
+    assert_int_equal(sscanf(strstr(out, "\nsimplify "),
+                            " simplify %d -> %d %d %d", &before, &after,
+                            &folded, &removed),
+                     4);
+    assert_true(before == 4 && after == 3 && removed == 1);
+    assert_int_equal(
+        sscanf(strstr(out, "\ndce "), " dce %d -> %d", &before, &after), 2);
+    assert_true(before == 3 && after == 2);
+    assert_non_null(strstr(out, "wrote o.ir"));
+    free(out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/o.ir", dir);
+    char *text = tu_read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "graph m(%x: f32[2,3]) {\n"));
+    assert_non_null(strstr(text, "MatMul(%x, %w)"));
+    free(text);
+    /* the written model loads and checks again */
+    assert_int_equal(sh(SMELT " check o.ir", &out), 0);
+    free(out);
+}
+
+static void test_opt_onnx_output(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(sh(SMELT " opt m.ir -o o.onnx", &out), 0);
+    free(out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/o.onnx", dir);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = NULL;
+    if (smelt_onnx_load(ctx, path, &g) != SMELT_OK)
+        fail_msg("%s", smelt_ctx_error(ctx));
+    assert_int_equal(smelt_graph_num_nodes(g), 2);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
+static void test_opt_usage(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(sh(SMELT " opt", &out), 2);
+    assert_non_null(strstr(out, "no FILE given"));
+    free(out);
+    assert_int_equal(sh(SMELT " opt m.ir --passes=fold,nope", &out), 1);
+    assert_non_null(strstr(out, "no pass named 'nope'"));
+    free(out);
+    assert_int_equal(sh(SMELT " opt m.ir -O7", &out), 2);
+    assert_non_null(strstr(out, "unknown option '-O7'"));
+    free(out);
+    assert_int_equal(sh(SMELT " opt m.ir -o out.txt", &out), 1);
+    assert_non_null(strstr(out, "must end in .ir or .onnx"));
+    free(out);
+    assert_int_equal(sh(SMELT " opt m.ir --fold-max-bytes lots", &out), 2);
+    free(out);
+    assert_int_equal(sh(SMELT " opt --list-passes", &out), 0);
+    assert_non_null(strstr(out, "\nfold "));
+    assert_non_null(strstr(out, "-O1: infer,fold,"));
+    free(out);
+    assert_int_equal(sh(SMELT " opt --help", &out), 0);
+    assert_non_null(strstr(out, "--why-not-fused"));
+    free(out);
+}
+
+static void test_opt_debug_dumps(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(sh(SMELT " opt m.ir --passes=fold,dce --debug-dir dd "
+                              "-o d.ir",
+                        &out),
+                     0);
+    free(out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/dd/index.txt", dir);
+    char *index = tu_read_file(path, NULL);
+    assert_non_null(index);
+    assert_non_null(strstr(index, "000-captured.ir\tcaptured\tnodes=5\n"));
+    assert_non_null(strstr(index, "001-fold.ir\tfold\tnodes=4\n"));
+    assert_non_null(strstr(index, "002-dce.dot\tdce\tnodes=3\n"));
+    free(index);
+    /* SMELT_DEBUG=1 dumps into ./smelt-debug */
+    assert_int_equal(
+        sh("SMELT_DEBUG=1 " SMELT " opt m.ir --passes=cse -o e.ir", &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/smelt-debug/001-cse.ir", dir);
+    char *text = tu_read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "graph m("));
+    free(text);
+}
+
+static void test_check_ok(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(sh(SMELT " check m.ir -O2 --seed 7", &out), 0);
+    assert_non_null(strstr(out, "inputs: 1 random (seed 7)"));
+    assert_non_null(strstr(out, "y                f32[2,2]"));
+    assert_non_null(strstr(out, "1.3e-06     1e-05  ok"));
+    assert_non_null(strstr(out, "deployment checklist:"));
+    assert_non_null(strstr(out, "[x] graph valid"));
+    assert_non_null(strstr(out, "[x] numerics within tolerance: 1 of 1"));
+    assert_non_null(strstr(out, "allocated by the reference interpreter"));
+    assert_non_null(strstr(out, "[x] backends tested: reference"));
+    assert_null(strstr(out, "bisecting"));
+    free(out);
+    assert_int_equal(sh(SMELT " check nan.ir", &out), 0);
+    assert_non_null(strstr(out, "[x] numerics within tolerance: 1 of 1"));
+    free(out);
+}
+
+static void test_check_inputs_from_files(void **state)
+{
+    (void)state;
+    int64_t dims[2] = {2, 3};
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_tensor_t *t;
+    assert_int_equal(smelt_tensor_init(ctx, SMELT_DTYPE_F32, 2, dims, &t), 0);
+    float *p = smelt_tensor_data(t);
+    for (int i = 0; i < 6; i++)
+        p[i] = (float)i;
+    char path[128];
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    assert_int_equal(smelt_npy_save(ctx, path, t), SMELT_OK);
+    smelt_tensor_free(t);
+    smelt_ctx_free(ctx);
+    char *out;
+    assert_int_equal(
+        sh(SMELT " check m.ir --input x=x.npy --rtol 0 --atol 0", &out), 0);
+    assert_null(strstr(out, "random"));
+    assert_non_null(strstr(out, "0         0  ok"));
+    free(out);
+    assert_int_equal(sh(SMELT " check m.ir --input nope=x.npy", &out), 1);
+    assert_non_null(strstr(out, "no such input"));
+    free(out);
+}
+
+static void test_check_bisects_broken_pass(void **state)
+{
+    (void)state;
+    char *out;
+    /* without the variable the test pass does not exist */
+    assert_int_equal(sh(SMELT " check m.ir --passes=fold,break_add,dce", &out),
+                     1);
+    assert_non_null(strstr(out, "no pass named 'break_add'"));
+    free(out);
+    assert_int_equal(sh("SMELT_TEST_BROKEN_PASS=1 " SMELT
+                        " check m.ir --passes=infer,fold,simplify,break_add,"
+                        "cse,dce",
+                        &out),
+                     1);
+    assert_non_null(strstr(out, "DIFFERS"));
+    assert_non_null(strstr(out, "bisecting the pipeline one pass at a time"));
+    assert_non_null(strstr(out, "  fold           ok\n"));
+    assert_non_null(strstr(out, "  simplify       ok\n"));
+    assert_non_null(strstr(out, "  break_add      DIFFERS: output 'y'"));
+    assert_non_null(strstr(out, "first pass that broke the results: "
+                                "break_add\n"));
+    assert_null(strstr(out, "  cse "));
+    assert_non_null(strstr(out, "[ ] numerics within tolerance: 0 of 1"));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_opt_prints_graph),
+        cmocka_unit_test(test_opt_stats_and_output),
+        cmocka_unit_test(test_opt_onnx_output),
+        cmocka_unit_test(test_opt_usage),
+        cmocka_unit_test(test_opt_debug_dumps),
+        cmocka_unit_test(test_check_ok),
+        cmocka_unit_test(test_check_inputs_from_files),
+        cmocka_unit_test(test_check_bisects_broken_pass),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

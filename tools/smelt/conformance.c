@@ -1,0 +1,673 @@
+/*
+ * conformance.c - `smelt conformance DIR`: runs ONNX's backend node tests
+ * (scripts/gen_conformance.py writes them) with the reference interpreter
+ * and compares every output with the expected one.
+ *
+ * Each test is DIR/test_NAME/model.onnx with test_data_set_<k>/input_<i>.pb
+ * and output_<i>.pb (TensorProto files). A test passes, fails (wrong
+ * values, shape or dtype, or an error that is not "unsupported"), is
+ * unsupported (Smelt said SMELT_ERR_UNSUPPORTED: an op it lacks, a dtype,
+ * a sequence type...) or is excluded (listed, with a reason, in the file
+ * --exclude names). The report ends with the failures and, per op, the
+ * unsupported tests, so the team knows what to add next.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define RTOL 1e-3
+#define ATOL 1e-5
+#define MAX_IO 64
+#define REASON 512
+
+enum { PASSED, FAILED, UNSUPPORTED, EXCLUDED, N_KINDS };
+static const char *const kind_name[N_KINDS] = {"passed", "failed",
+                                               "unsupported", "excluded"};
+
+void cli_conformance_help(FILE *out)
+{
+    fprintf(
+        out,
+        "run the ONNX backend node tests and compare with their outputs\n\n"
+        "usage: smelt conformance DIR [--filter SUBSTR] [--exclude FILE]\n"
+        "                         [--min-pass-rate P] [--list] [--verbose]\n\n"
+        "DIR holds one folder per test (model.onnx, test_data_set_0/\n"
+        "input_<i>.pb and output_<i>.pb), as scripts/gen_conformance.py\n"
+        "writes them. Each model is loaded, verified and run with the\n"
+        "reference interpreter; floats must agree within rtol 1e-3 and\n"
+        "atol 1e-5 (NaN matches NaN), integers and bools exactly.\n"
+        "A test is passed, failed, unsupported (Smelt reported\n"
+        "SMELT_ERR_UNSUPPORTED: a missing op, dtype or feature) or\n"
+        "excluded. The report lists the failures with their first\n"
+        "mismatch and the unsupported tests per op.\n\n"
+        "  --filter SUBSTR     only tests whose name contains SUBSTR\n"
+        "  --exclude FILE      tests to skip: one name a line, then ' # '\n"
+        "                      and the reason (required)\n"
+        "  --min-pass-rate P   fail unless at least P%% of the tests pass\n"
+        "  --list              list the tests (and exclusions), run nothing\n"
+        "  --verbose           one line per test, with every reason\n\n"
+        "Exit status: 0 when no test outside the exclusion list fails and\n"
+        "the pass rate is at least P; 1 otherwise; 2 on usage errors.\n");
+}
+
+typedef struct exclusion {
+    char *name, *reason;
+} exclusion;
+
+typedef struct result {
+    char *name;
+    int kind;
+    char reason[REASON];
+} result;
+
+/* Unsupported tests grouped by the op they need. */
+typedef struct unsup_group {
+    char op[64];
+    int missing; /* the op itself is missing (not a feature of it) */
+    int count;
+    char example[160];
+} unsup_group;
+
+typedef struct run_opts {
+    const char *dir, *filter, *exclude;
+    double min_rate;
+    int list, verbose, tty;
+} run_opts;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The sorted names of the test folders of dir (those holding model.onnx)
+ * that contain filter; NULL with *n = -1 when dir cannot be read. */
+static char **list_tests(const char *dir, const char *filter, int *n)
+{
+    *n = -1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    char **names = NULL;
+    int count = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[4096];
+        if (e->d_name[0] == '.' || (filter && !strstr(e->d_name, filter)))
+            continue;
+        snprintf(path, sizeof path, "%s/%s/model.onnx", dir, e->d_name);
+        if (!is_file(path))
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 256;
+            char **grown = realloc(names, (size_t)cap * sizeof *names);
+            if (!grown)
+                break;
+            names = grown;
+        }
+        if (!(names[count] = strdup(e->d_name)))
+            break;
+        count++;
+    }
+    closedir(d);
+    if (count)
+        qsort(names, (size_t)count, sizeof *names, cmp_str);
+    *n = count;
+    return names;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' ||
+                 s[n - 1] == '\r'))
+        s[--n] = 0;
+    return s;
+}
+
+/* Reads the exclusion list: "test_name # reason" a line; blank lines and
+ * lines starting with '#' are comments. Returns -1 after printing an
+ * error (unreadable file, an entry without a reason). */
+static int read_exclusions(const char *path, exclusion **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "smelt conformance: cannot open '%s'\n", path);
+        return -1;
+    }
+    char line[1024];
+    int lineno = 0, cap = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#')
+            continue;
+        char *hash = strstr(s, " # ");
+        char *reason = hash ? trim(hash + 3) : NULL;
+        if (!reason || !*reason) {
+            fprintf(stderr,
+                    "smelt conformance: %s:%d: '%s' has no reason (write "
+                    "'NAME # why')\n",
+                    path, lineno, s);
+            rc = -1;
+            break;
+        }
+        *hash = 0;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 32;
+            exclusion *grown = realloc(*out, (size_t)cap * sizeof **out);
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            *out = grown;
+        }
+        (*out)[*n].name = strdup(trim(s));
+        (*out)[*n].reason = strdup(reason);
+        if (!(*out)[*n].name || !(*out)[*n].reason) {
+            free((*out)[*n].name);
+            free((*out)[*n].reason);
+            rc = -1;
+            break;
+        }
+        (*n)++;
+    }
+    fclose(f);
+    return rc;
+}
+
+static const exclusion *find_exclusion(const exclusion *ex, int n,
+                                       const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ex[i].name, name))
+            return &ex[i];
+    return NULL;
+}
+
+/* Classifies an error: unsupported when Smelt said so, failed otherwise;
+ * the reason is `stage: message`. */
+static int error_kind(smelt_ctx_t *ctx, smelt_status s, const char *stage,
+                      char *reason)
+{
+    snprintf(reason, REASON, "%s: %s", stage, smelt_ctx_error(ctx));
+    return s == SMELT_ERR_UNSUPPORTED ? UNSUPPORTED : FAILED;
+}
+
+static int is_float(smelt_dtype dt)
+{
+    return dt == SMELT_DTYPE_F32 || dt == SMELT_DTYPE_F64 ||
+           dt == SMELT_DTYPE_F16 || dt == SMELT_DTYPE_BF16;
+}
+
+static void shape_str(const smelt_tensor_t *t, char *buf, size_t size)
+{
+    int k = snprintf(buf, size, "%s[", smelt_dtype_name(smelt_tensor_dtype(t)));
+    for (int i = 0; i < smelt_tensor_ndim(t) && k > 0 && (size_t)k < size; i++)
+        k += snprintf(buf + k, size - (size_t)k, "%s%lld", i ? "," : "",
+                      (long long)smelt_tensor_dim(t, i));
+    if (k > 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, "]");
+}
+
+/* Whether element i of got matches element i of want (same dtype). */
+static int element_ok(smelt_tensor_t *got, smelt_tensor_t *want, int64_t i)
+{
+    smelt_dtype dt = smelt_tensor_dtype(want);
+    if (dt == SMELT_DTYPE_I64) /* exact beyond 2^53 */
+        return ((const int64_t *)smelt_tensor_data(got))[i] ==
+               ((const int64_t *)smelt_tensor_data(want))[i];
+    double a = smelt_tensor_get_f64(got, i), e = smelt_tensor_get_f64(want, i);
+    if (dt == SMELT_DTYPE_BOOL)
+        return (a != 0) == (e != 0);
+    if (!is_float(dt))
+        return a == e;
+    if (isnan(e) || isnan(a))
+        return isnan(e) && isnan(a);
+    if (isinf(e) || isinf(a))
+        return a == e;
+    return fabs(a - e) <= ATOL + RTOL * fabs(e);
+}
+
+/* The multi-index of flat element i of t, as "[1,2,3]". */
+static void index_str(const smelt_tensor_t *t, int64_t i, char *buf,
+                      size_t size)
+{
+    int nd = smelt_tensor_ndim(t);
+    int64_t idx[SMELT_MAX_DIMS];
+    for (int d = nd - 1; d >= 0; d--) {
+        int64_t n = smelt_tensor_dim(t, d);
+        idx[d] = n ? i % n : 0;
+        i = n ? i / n : 0;
+    }
+    int k = snprintf(buf, size, "[");
+    for (int d = 0; d < nd && k > 0 && (size_t)k < size; d++)
+        k += snprintf(buf + k, size - (size_t)k, "%s%lld", d ? "," : "",
+                      (long long)idx[d]);
+    if (k > 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, "]");
+}
+
+/* Compares output `name` with the expected tensor; on a mismatch writes
+ * what differs first (dtype, shape, or the first wrong element and how
+ * many are wrong) to reason and returns 0. */
+static int compare(const char *name, smelt_tensor_t *got, smelt_tensor_t *want,
+                   char *reason)
+{
+    char gs[160], ws[160];
+    shape_str(got, gs, sizeof gs);
+    shape_str(want, ws, sizeof ws);
+    int same = smelt_tensor_dtype(got) == smelt_tensor_dtype(want) &&
+               smelt_tensor_ndim(got) == smelt_tensor_ndim(want);
+    for (int d = 0; same && d < smelt_tensor_ndim(got); d++)
+        same = smelt_tensor_dim(got, d) == smelt_tensor_dim(want, d);
+    if (!same) {
+        snprintf(reason, REASON, "output '%s' is %s, expected %s", name, gs,
+                 ws);
+        return 0;
+    }
+    int64_t n = smelt_tensor_numel(want), bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (!element_ok(got, want, i)) {
+            if (first < 0)
+                first = i;
+            bad++;
+        }
+    if (!bad)
+        return 1;
+    char idx[128];
+    index_str(want, first, idx, sizeof idx);
+    smelt_dtype dt = smelt_tensor_dtype(want);
+    const char *fmt = is_float(dt) ? "%.9g" : "%.0f";
+    char a[64], e[64];
+    if (dt == SMELT_DTYPE_I64) {
+        snprintf(a, sizeof a, "%lld",
+                 (long long)((const int64_t *)smelt_tensor_data(got))[first]);
+        snprintf(e, sizeof e, "%lld",
+                 (long long)((const int64_t *)smelt_tensor_data(want))[first]);
+    } else {
+        snprintf(a, sizeof a, fmt, smelt_tensor_get_f64(got, first));
+        snprintf(e, sizeof e, fmt, smelt_tensor_get_f64(want, first));
+    }
+    snprintf(reason, REASON,
+             "output '%s' %s: element %s is %s, expected %s (%lld of %lld "
+             "elements differ)",
+             name, ws, idx, a, e, (long long)bad, (long long)n);
+    return 0;
+}
+
+/* Number of files <set>/<prefix><i>.pb for i = 0, 1, ... */
+static int count_pb(const char *set, const char *prefix)
+{
+    int n = 0;
+    for (;; n++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s%d.pb", set, prefix, n);
+        if (!is_file(path))
+            return n;
+    }
+}
+
+/* Runs one data set of a loaded test. */
+static int run_data_set(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                        const char *set, char *reason)
+{
+    int n_in = smelt_graph_num_inputs(g), n_out = smelt_graph_num_outputs(g);
+    int have_in = count_pb(set, "input_"), have_out = count_pb(set, "output_");
+    if (n_in > MAX_IO || n_out > MAX_IO) {
+        snprintf(reason, REASON, "more than %d inputs or outputs", MAX_IO);
+        return FAILED;
+    }
+    if (have_in != n_in || have_out != n_out) {
+        snprintf(reason, REASON,
+                 "the graph takes %d inputs and gives %d outputs; the data "
+                 "set has %d and %d",
+                 n_in, n_out, have_in, have_out);
+        return FAILED;
+    }
+    smelt_tensor_t *in[MAX_IO] = {0}, *out[MAX_IO] = {0}, *want[MAX_IO] = {0};
+    int kind = PASSED;
+    for (int i = 0; i < n_in && kind == PASSED; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/input_%d.pb", set, i);
+        smelt_status s = smelt_onnx_tensor_load(ctx, path, &in[i]);
+        if (s != SMELT_OK)
+            kind = error_kind(ctx, s, "input", reason);
+    }
+    for (int i = 0; i < n_out && kind == PASSED; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/output_%d.pb", set, i);
+        smelt_status s = smelt_onnx_tensor_load(ctx, path, &want[i]);
+        if (s != SMELT_OK)
+            kind = error_kind(ctx, s, "expected output", reason);
+    }
+    if (kind == PASSED) {
+        smelt_status s =
+            smelt_graph_run_reference(ctx, g, in, n_in, out, n_out);
+        if (s != SMELT_OK)
+            kind = error_kind(ctx, s, "run", reason);
+    }
+    for (int i = 0; i < n_out && kind == PASSED; i++)
+        if (!compare(smelt_graph_output_name(g, i), out[i], want[i], reason))
+            kind = FAILED;
+    for (int i = 0; i < MAX_IO; i++) {
+        smelt_tensor_free(in[i]);
+        smelt_tensor_free(out[i]);
+        smelt_tensor_free(want[i]);
+    }
+    return kind;
+}
+
+/* Loads, verifies and runs test `name` of dir on every data set. */
+static int run_test(const char *dir, const char *name, char *reason)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/model.onnx", dir, name);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    if (!ctx) {
+        snprintf(reason, REASON, "out of memory");
+        return FAILED;
+    }
+    smelt_graph_t *g = NULL;
+    smelt_status s = smelt_onnx_load(ctx, path, &g);
+    int kind = s == SMELT_OK ? PASSED : error_kind(ctx, s, "load", reason);
+    if (kind == PASSED && (s = smelt_graph_infer(ctx, g)) != SMELT_OK)
+        kind = error_kind(ctx, s, "infer", reason);
+    if (kind == PASSED && (s = smelt_graph_verify(ctx, g)) != SMELT_OK)
+        kind = error_kind(ctx, s, "verify", reason);
+    int sets = 0;
+    for (; kind == PASSED; sets++) {
+        snprintf(path, sizeof path, "%s/%s/test_data_set_%d", dir, name, sets);
+        if (!is_dir(path))
+            break;
+        kind = run_data_set(ctx, g, path, reason);
+    }
+    if (kind == PASSED && sets == 0) {
+        snprintf(reason, REASON, "no test_data_set_0");
+        kind = FAILED;
+    }
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+    return kind;
+}
+
+/* The op an unsupported test needs, from its reason: "op 'X' is not
+ * supported" (a missing op), else the node named in the location ("node
+ * 'n' (X)", "X node #3 ...", "X node defining ..."); "?" when none. */
+static void unsupported_op(const char *reason, char *op, size_t size,
+                           int *missing)
+{
+    const char *p = strstr(reason, "op '"), *q;
+    *missing = 0;
+    if (p && (q = strchr(p + 4, '\'')) &&
+        !strncmp(q, "' is not supported", 18)) {
+        *missing = 1;
+        snprintf(op, size, "%.*s", (int)(q - p - 4), p + 4);
+        return;
+    }
+    if ((p = strstr(reason, "node '")) && (p = strstr(p, "' (")) &&
+        (q = strchr(p + 3, ')'))) {
+        snprintf(op, size, "%.*s", (int)(q - p - 3), p + 3);
+        return;
+    }
+    if ((q = strstr(reason, " node "))) {
+        p = q;
+        while (p > reason && p[-1] != ' ')
+            p--;
+        snprintf(op, size, "%.*s", (int)(q - p), p);
+        return;
+    }
+    snprintf(op, size, "?");
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const unsup_group *x = a, *y = b;
+    if (x->count != y->count)
+        return y->count - x->count;
+    return strcmp(x->op, y->op);
+}
+
+/* Prints the unsupported tests per op: missing ops first, then features
+ * of ops Smelt has, each sorted by test count. */
+static void print_unsupported(const result *r, int n)
+{
+    unsup_group *gr = calloc((size_t)n + 1, sizeof *gr);
+    int ng = 0;
+    if (!gr)
+        return;
+    for (int i = 0; i < n; i++) {
+        if (r[i].kind != UNSUPPORTED)
+            continue;
+        char op[64];
+        int missing, k;
+        unsupported_op(r[i].reason, op, sizeof op, &missing);
+        for (k = 0; k < ng; k++)
+            if (gr[k].missing == missing && !strcmp(gr[k].op, op))
+                break;
+        if (k == ng) {
+            snprintf(gr[k].op, sizeof gr[k].op, "%s", op);
+            gr[k].missing = missing;
+            const char *msg = strstr(r[i].reason, "onnx: ");
+            snprintf(gr[k].example, sizeof gr[k].example, "%s",
+                     msg ? msg + 6 : r[i].reason);
+            ng++;
+        }
+        gr[k].count++;
+    }
+    qsort(gr, (size_t)ng, sizeof *gr, cmp_group);
+    for (int pass = 1; pass >= 0; pass--) {
+        int tests = 0, ops = 0;
+        for (int k = 0; k < ng; k++)
+            if (gr[k].missing == pass) {
+                tests += gr[k].count;
+                ops++;
+            }
+        if (!ops)
+            continue;
+        printf("\n%s (%d tests, %d ops):\n",
+               pass ? "unsupported: missing ops"
+                    : "unsupported: features of ops Smelt has",
+               tests, ops);
+        for (int k = 0; k < ng; k++)
+            if (gr[k].missing == pass) {
+                if (pass)
+                    printf("  %4d  %s\n", gr[k].count, gr[k].op);
+                else
+                    printf("  %4d  %-20s e.g. %s\n", gr[k].count, gr[k].op,
+                           gr[k].example);
+            }
+    }
+    free(gr);
+}
+
+/* The progress line (TTY) or one plain line per test. */
+static void show_progress(const run_opts *o, int i, int n, const int *count,
+                          const result *r)
+{
+    if (o->tty) {
+        printf("\r\033[K[%4d/%d] %d passed, %d failed, %d unsupported, %d "
+               "excluded  %.40s",
+               i + 1, n, count[PASSED], count[FAILED], count[UNSUPPORTED],
+               count[EXCLUDED], r->name);
+        if (o->verbose && r->kind != PASSED)
+            printf("\r\033[K%-11s %s: %s\n", kind_name[r->kind], r->name,
+                   r->reason);
+        fflush(stdout);
+        return;
+    }
+    if (o->verbose && r->kind != PASSED)
+        printf("%-11s %s: %s\n", kind_name[r->kind], r->name, r->reason);
+    else
+        printf("%-11s %s\n", kind_name[r->kind], r->name);
+}
+
+/* Runs every test and prints the report; returns the exit status. */
+static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
+                   int n_ex)
+{
+    result *r = calloc((size_t)n + 1, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "smelt conformance: out of memory\n");
+        return 1;
+    }
+    int count[N_KINDS] = {0};
+    for (int i = 0; i < n; i++) {
+        r[i].name = names[i];
+        const exclusion *e = find_exclusion(ex, n_ex, names[i]);
+        if (e) {
+            r[i].kind = EXCLUDED;
+            snprintf(r[i].reason, REASON, "%s", e->reason);
+        } else {
+            r[i].kind = run_test(o->dir, names[i], r[i].reason);
+        }
+        count[r[i].kind]++;
+        show_progress(o, i, n, count, &r[i]);
+    }
+    if (o->tty)
+        printf("\r\033[K");
+    if (count[FAILED]) {
+        printf("\nfailed tests (%d):\n", count[FAILED]);
+        for (int i = 0; i < n; i++)
+            if (r[i].kind == FAILED)
+                printf("  %s: %s\n", r[i].name, r[i].reason);
+    }
+    if (o->verbose && count[UNSUPPORTED]) {
+        printf("\nunsupported tests (%d):\n", count[UNSUPPORTED]);
+        for (int i = 0; i < n; i++)
+            if (r[i].kind == UNSUPPORTED)
+                printf("  %s: %s\n", r[i].name, r[i].reason);
+    }
+    print_unsupported(r, n);
+    double rate = n ? 100.0 * count[PASSED] / n : 0;
+    printf("\nconformance: %d tests in %s\n", n, o->dir);
+    for (int k = 0; k < N_KINDS; k++)
+        printf("  %-12s %4d  (%5.1f%%)\n", kind_name[k], count[k],
+               n ? 100.0 * count[k] / n : 0.0);
+    int rc = 0;
+    if (count[FAILED]) {
+        printf("FAIL: %d tests outside the exclusion list fail\n",
+               count[FAILED]);
+        rc = 1;
+    }
+    if (rate < o->min_rate) {
+        printf("FAIL: pass rate %.1f%% is below --min-pass-rate %g%%\n", rate,
+               o->min_rate);
+        rc = 1;
+    }
+    free(r);
+    return rc;
+}
+
+/* --list: the tests that would run, and the exclusions that apply. */
+static void list_only(char **names, int n, const exclusion *ex, int n_ex)
+{
+    for (int i = 0; i < n; i++) {
+        const exclusion *e = find_exclusion(ex, n_ex, names[i]);
+        if (e)
+            printf("%s  (excluded: %s)\n", names[i], e->reason);
+        else
+            printf("%s\n", names[i]);
+    }
+    printf("%d tests\n", n);
+}
+
+static int parse_args(int argc, char **argv, run_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--filter")) {
+            if (!(o->filter = cli_option_value(argc, argv, &i, "conformance")))
+                return 2;
+        } else if (!strcmp(a, "--exclude")) {
+            if (!(o->exclude = cli_option_value(argc, argv, &i, "conformance")))
+                return 2;
+        } else if (!strcmp(a, "--min-pass-rate")) {
+            const char *v = cli_option_value(argc, argv, &i, "conformance");
+            char *end;
+            if (!v)
+                return 2;
+            o->min_rate = strtod(v, &end);
+            if (end == v || *end || !(o->min_rate >= 0 && o->min_rate <= 100))
+                return cli_usage_error("conformance",
+                                       "--min-pass-rate wants a percentage "
+                                       "from 0 to 100, not '%s'",
+                                       v);
+        } else if (!strcmp(a, "--list")) {
+            o->list = 1;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            o->verbose = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("conformance", "unknown option '%s'", a);
+        } else if (o->dir) {
+            return cli_usage_error("conformance", "more than one DIR given");
+        } else {
+            o->dir = a;
+        }
+    }
+    if (!o->dir)
+        return cli_usage_error("conformance", "no DIR given");
+    return 0;
+}
+
+int cli_conformance(int argc, char **argv)
+{
+    run_opts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    o.tty = isatty(fileno(stdout));
+    exclusion *ex = NULL;
+    int n_ex = 0, n;
+    if (o.exclude && read_exclusions(o.exclude, &ex, &n_ex) != 0)
+        rc = 1;
+    char **names = rc ? NULL : list_tests(o.dir, o.filter, &n);
+    if (!rc && !names && n < 0) {
+        fprintf(stderr, "smelt conformance: cannot read '%s'\n", o.dir);
+        rc = 1;
+    } else if (!rc && n == 0) {
+        fprintf(stderr, "smelt conformance: no tests%s%s in '%s'\n",
+                o.filter ? " matching " : "", o.filter ? o.filter : "", o.dir);
+        rc = 1;
+    }
+    for (int i = 0; !rc && !o.filter && i < n_ex; i++)
+        if (!bsearch(&ex[i].name, names, (size_t)n, sizeof *names, cmp_str))
+            fprintf(stderr,
+                    "smelt conformance: warning: excluded test '%s' is not "
+                    "in '%s'\n",
+                    ex[i].name, o.dir);
+    if (!rc && o.list)
+        list_only(names, n, ex, n_ex);
+    else if (!rc)
+        rc = run_all(&o, names, n, ex, n_ex);
+    for (int i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+    for (int i = 0; i < n_ex; i++) {
+        free(ex[i].name);
+        free(ex[i].reason);
+    }
+    free(ex);
+    return rc;
+}
