@@ -3,6 +3,8 @@
  * picks the frontend from the file: ONNX (by extension or binary content)
  * or text IR.
  */
+#include <string.h>
+
 #include "core/alloc.h"
 #include "core/file.h"
 #include "frontends/onnx/onnx.h"
@@ -21,6 +23,9 @@ smelt_status smelt_graph_load(smelt_ctx_t *ctx, const char *path,
     *out = NULL;
     if (sm_onnx_is_model(path, NULL, 0))
         return smelt_onnx_load(ctx, path, out);
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".py"))
+        return smelt_script_load(ctx, path, NULL, out);
     char *data;
     size_t len;
     SM_TRY(sm_read_file(ctx, path, SM_GRAPH_FILE_MAX, &data, &len));

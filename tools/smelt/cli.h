@@ -23,8 +23,13 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Loads FILE, infers shapes when asked, verifies; on failure prints the
- * error and returns nonzero with *g NULL. */
+/* The script function chosen by the global option --fn NAME (NULL: the
+ * file's last function). */
+extern const char *cli_script_fn;
+
+/* Loads FILE (text IR, ONNX, or a script: see cli_script_fn), infers shapes
+ * when asked, verifies; on failure prints the error and returns nonzero with *g
+ * NULL. */
 int cli_load_graph(smelt_ctx_t *ctx, const char *path, int infer,
                    smelt_graph_t **g);
 /* The value after option argv[*i] (advancing *i), or NULL after printing a

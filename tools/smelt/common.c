@@ -5,11 +5,16 @@
 
 #include "cli.h"
 
+const char *cli_script_fn;
+
 int cli_load_graph(smelt_ctx_t *ctx, const char *path, int infer,
                    smelt_graph_t **g)
 {
     *g = NULL;
-    if (smelt_graph_load(ctx, path, g) != SMELT_OK)
+    smelt_status st = cli_script_fn
+                          ? smelt_script_load(ctx, path, cli_script_fn, g)
+                          : smelt_graph_load(ctx, path, g);
+    if (st != SMELT_OK)
         return cli_fail(ctx, path);
     if ((infer && smelt_graph_infer(ctx, *g) != SMELT_OK) ||
         smelt_graph_verify(ctx, *g) != SMELT_OK) {

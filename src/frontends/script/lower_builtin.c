@@ -33,9 +33,9 @@ static smelt_status tensor_out(sm_value *v, smelt_status st, sm_sv *out)
 }
 
 /* A node with one input, one output and one ints attribute. */
-static smelt_status with_ints(sm_lower *L, sm_lw_args *a, sm_op op,
-                              sm_value *x, const char *attr,
-                              const int64_t *v, int cnt, sm_sv *out)
+static smelt_status with_ints(sm_lower *L, sm_lw_args *a, sm_op op, sm_value *x,
+                              const char *attr, const int64_t *v, int cnt,
+                              sm_sv *out)
 {
     sm_node *n = sm_lw_node(L, op, 1, &x, 1);
     if (!n || (attr && sm_lw_set_ints(L, n, attr, v, cnt)))
@@ -140,8 +140,7 @@ static smelt_status dtype_kw(sm_lower *L, sm_lw_args *a, smelt_dtype def,
     return SMELT_OK;
 }
 
-static smelt_status b_fill(sm_lower *L, sm_lw_args *a, double value,
-                           sm_sv *out)
+static smelt_status b_fill(sm_lower *L, sm_lw_args *a, double value, sm_sv *out)
 {
     const sm_sv *items;
     int n;
@@ -247,12 +246,12 @@ static smelt_status b_tensor(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
     SM_TRY(sm_lw_args_done(L, a, 1));
     if (d->kind == SM_SV_TENSOR || (d->kind <= SM_SV_BOOL && d->v)) {
         smelt_status st;
-        sm_value *v = sm_lw_cast(L, d->v, d->kind == SM_SV_TENSOR
-                                              ? (sm_lw_kwarg(a, "dtype", NULL)
-                                                     ? dt
-                                                     : d->v->type.dtype)
-                                              : dt,
-                                 a->line, a->col, &st);
+        sm_value *v = sm_lw_cast(
+            L, d->v,
+            d->kind == SM_SV_TENSOR
+                ? (sm_lw_kwarg(a, "dtype", NULL) ? dt : d->v->type.dtype)
+                : dt,
+            a->line, a->col, &st);
         return tensor_out(v, st, out);
     }
     int64_t dims[SMELT_MAX_DIMS], numel;
@@ -294,8 +293,8 @@ static smelt_status convert(sm_lower *L, sm_lw_args *a, int method,
     if (sm_lw_is_const(x)) {
         double f = x->kind == SM_SV_FLOAT ? x->f : (double)x->i;
         if (kind == SM_SV_INT && !(f > -9.2e18 && f < 9.2e18))
-            return sm_lw_error(L, a->line, a->col, SMELT_ERR_INVALID_ARG,
-                               NULL, "cannot convert %g to int", f);
+            return sm_lw_error(L, a->line, a->col, SMELT_ERR_INVALID_ARG, NULL,
+                               "cannot convert %g to int", f);
         *out = (sm_sv){.kind = kind,
                        .f = f,
                        .i = kind == SM_SV_BOOL ? f != 0 : (int64_t)f};
@@ -303,9 +302,9 @@ static smelt_status convert(sm_lower *L, sm_lw_args *a, int method,
     }
     smelt_status st;
     sm_value *v = sm_lw_cast(L, x->v, dt, a->line, a->col, &st);
-    *out = (sm_sv){.kind = method && x->kind == SM_SV_TENSOR ? SM_SV_TENSOR
-                                                             : kind,
-                   .v = v};
+    *out =
+        (sm_sv){.kind = method && x->kind == SM_SV_TENSOR ? SM_SV_TENSOR : kind,
+                .v = v};
     return v ? SMELT_OK : st;
 }
 
@@ -381,8 +380,7 @@ static smelt_status b_reshape(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
     shape_items(a, 1, a->npos, &items, &n);
     SM_TRY(sm_lw_int_list(L, items, n, a->line, a->col, &in[1]));
     smelt_status st;
-    return tensor_out(sm_lw_emit(L, SM_OP_Reshape, 2, in, a->line, a->col,
-                                 &st),
+    return tensor_out(sm_lw_emit(L, SM_OP_Reshape, 2, in, a->line, a->col, &st),
                       st, out);
 }
 
@@ -498,10 +496,10 @@ static smelt_status join(sm_lower *L, sm_lw_args *a, int stack, sm_sv *out)
                                "%s joins tensors, not %s", a->fname,
                                sm_lw_a_kind(l->items[i].kind));
         in[i] = l->items[i].v;
-        sm_sv u;
+        sm_sv u = {0};
         if (stack) {
-            SM_TRY(with_ints(L, a, SM_OP_Unsqueeze, in[i], "axes", &axis, 1,
-                             &u));
+            SM_TRY(
+                with_ints(L, a, SM_OP_Unsqueeze, in[i], "axes", &axis, 1, &u));
             in[i] = u.v;
         }
     }
@@ -528,17 +526,28 @@ static const struct {
     const char *name;
     builtin_fn fn;
 } table[] = {
-    {"ones", b_ones},           {"zeros", b_zeros},
-    {"full", b_full},           {"tensor", b_tensor},
-    {"float", b_float},         {"int", b_int},
-    {"long", b_long},           {"bool", b_bool},
-    {"double", b_double},       {"half", b_half},
-    {"len", b_len},             {"size", b_size},
-    {"dim", b_dim},             {"reshape", b_reshape},
-    {"view", b_reshape},        {"transpose", b_transpose},
-    {"permute", b_permute},     {"squeeze", b_squeeze},
-    {"unsqueeze", b_unsqueeze}, {"cat", b_cat},
-    {"concat", b_cat},          {"stack", b_stack},
+    {"ones", b_ones},
+    {"zeros", b_zeros},
+    {"full", b_full},
+    {"tensor", b_tensor},
+    {"float", b_float},
+    {"int", b_int},
+    {"long", b_long},
+    {"bool", b_bool},
+    {"double", b_double},
+    {"half", b_half},
+    {"len", b_len},
+    {"size", b_size},
+    {"dim", b_dim},
+    {"reshape", b_reshape},
+    {"view", b_reshape},
+    {"transpose", b_transpose},
+    {"permute", b_permute},
+    {"squeeze", b_squeeze},
+    {"unsqueeze", b_unsqueeze},
+    {"cat", b_cat},
+    {"concat", b_cat},
+    {"stack", b_stack},
 };
 
 smelt_status sm_lw_builtin_shape(sm_lower *L, const char *name, int method,
