@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "ir/infer.h"
+#include "runtime/eval.h"
 
 #define MAX_OPERANDS 64
 
@@ -63,39 +64,6 @@ static smelt_status run_sub_block(void *user, int block, int n_in,
     return run_block(c->in, c->node->blocks[block], n_in, args, n_out, outs);
 }
 
-/* Output shapes from the shape function on concrete inputs, then zeroed
- * output tensors. */
-static smelt_status alloc_outputs(interp *in, const sm_node *n,
-                                  sm_tensor *const *args, sm_tensor **outs)
-{
-    const sm_op_info *info = sm_op_info_get(n->op);
-    sm_type types_in[MAX_OPERANDS], types_out[MAX_OPERANDS];
-    sm_operand ops[MAX_OPERANDS];
-    for (int i = 0; i < n->n_in; i++) {
-        ops[i].present = args[i] != NULL;
-        ops[i].type = &types_in[i];
-        ops[i].data = args[i];
-        if (args[i])
-            sm_type_from_tensor(&types_in[i], args[i]);
-    }
-    for (int i = 0; i < n->n_out; i++)
-        sm_type_unknown(&types_out[i]);
-    sm_shape_ctx s = {info,     sm_node_attrs(n), n->n_in, ops,
-                      n->n_out, types_out,        NULL,    in->ctx};
-    SM_TRY(info->shape(&s));
-    for (int i = 0; i < n->n_out; i++) {
-        const sm_type *t = &types_out[i];
-        if (!sm_type_known(t))
-            return sm_err(in->ctx, SMELT_ERR_RUNTIME,
-                          "output %d's shape could not be determined", i);
-        int64_t dims[SMELT_MAX_DIMS];
-        for (int d = 0; d < t->ndim; d++)
-            dims[d] = t->dims[d].size;
-        SM_TRY(sm_tensor_new(in->ctx, t->dtype, t->ndim, dims, &outs[i]));
-    }
-    return SMELT_OK;
-}
-
 static smelt_status run_node(interp *in, const sm_node *n)
 {
     const sm_op_info *info = sm_op_info_get(n->op);
@@ -110,30 +78,33 @@ static smelt_status run_node(interp *in, const sm_node *n)
                           "input %%%s has no value (unverified graph?)",
                           n->in[i]->name);
     }
-    smelt_status st = SMELT_OK;
-    if (info->cls != SM_CLASS_CONTROL)
-        st = alloc_outputs(in, n, args, outs);
-    block_call call = {in, n};
-    sm_out_hint hints[MAX_OPERANDS];
-    for (int i = 0; i < n->n_out; i++) {
-        const sm_type *t = &n->out[i]->type;
-        hints[i].dtype = t->dtype;
-        hints[i].ndim = t->ndim;
-        for (int d = 0; d < t->ndim; d++)
-            hints[i].dims[d] = t->dims[d].size;
-    }
-    sm_kargs a = {.op_name = info->name,
-                  .attrs = sm_node_attrs(n),
-                  .n_in = n->n_in,
-                  .in = args,
-                  .n_out = n->n_out,
-                  .out = outs,
-                  .ctx = in->ctx,
-                  .run_block = run_sub_block,
-                  .run_block_user = &call,
-                  .out_hint = hints};
-    if (st == SMELT_OK)
+    smelt_status st;
+    if (info->cls != SM_CLASS_CONTROL) {
+        st = sm_eval_node(in->ctx, n, args, outs, 0);
+    } else {
+        /* control ops size their own outputs; the graph's declared types
+         * help a Loop that runs zero times */
+        block_call call = {in, n};
+        sm_out_hint hints[MAX_OPERANDS];
+        for (int i = 0; i < n->n_out; i++) {
+            const sm_type *t = &n->out[i]->type;
+            hints[i].dtype = t->dtype;
+            hints[i].ndim = t->ndim;
+            for (int d = 0; d < t->ndim; d++)
+                hints[i].dims[d] = t->dims[d].size;
+        }
+        sm_kargs a = {.op_name = info->name,
+                      .attrs = sm_node_attrs(n),
+                      .n_in = n->n_in,
+                      .in = args,
+                      .n_out = n->n_out,
+                      .out = outs,
+                      .ctx = in->ctx,
+                      .run_block = run_sub_block,
+                      .run_block_user = &call,
+                      .out_hint = hints};
         st = info->ref(&a);
+    }
     for (int i = 0; i < n->n_out && st == SMELT_OK; i++)
         if (!outs[i])
             st =
