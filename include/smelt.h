@@ -49,6 +49,9 @@ typedef enum smelt_dtype {
     SMELT_DTYPE_I32,
     SMELT_DTYPE_I64,
     SMELT_DTYPE_BOOL,
+    SMELT_DTYPE_U16,
+    SMELT_DTYPE_U32,
+    SMELT_DTYPE_U64,
     SMELT_DTYPE_COUNT
 } smelt_dtype;
 
@@ -132,7 +135,7 @@ smelt_status smelt_graph_run_reference(smelt_ctx_t *ctx, const smelt_graph_t *g,
 
 /* ---- ONNX -------------------------------------------------------------- */
 
-/* Load an ONNX model (ModelProto, default-domain opsets 7 to 21). External
+/* Load an ONNX model (ModelProto, default-domain opsets 1 to 21). External
  * tensor data is read from files inside the model's folder only. */
 smelt_status smelt_onnx_load(smelt_ctx_t *ctx, const char *path,
                              smelt_graph_t **out);
@@ -230,6 +233,113 @@ int64_t smelt_graph_input_dim(const smelt_graph_t *g, int i, int axis);
 const char *smelt_graph_input_dim_name(const smelt_graph_t *g, int i,
                                        int axis);
 
+/* ---- plans: compiled graphs (docs/RUNTIME.md) --------------------------- */
+
+/* A plan is a graph compiled for concrete input shapes: a kernel chosen
+ * per node (the fastest the CPU supports, else the reference kernel),
+ * weights prepacked once, every intermediate an offset into one arena.
+ * A plan is immutable once compiled. It runs through a session, which
+ * owns the arena and a thread pool; several threads may run one plan at
+ * once, each with its own session. */
+typedef struct smelt_plan smelt_plan_t;
+typedef struct smelt_session smelt_session_t;
+
+typedef struct smelt_plan_options {
+    int32_t threads;   /* threads per session (default 1; 0: every CPU) */
+    int32_t level;     /* optimizer level run before planning, 0..3
+                          (default 3); -1: none, not even inference */
+    const char *isa;   /* "scalar", "avx2", "avx512" or NULL (what the CPU
+                          has); never above what the CPU has. SMELT_ISA in
+                          the environment lowers it as well */
+    const char *dims;  /* sizes of symbolic dims: "batch=1,seq=128" */
+    /* When set, compile for these inputs' dtypes and shapes (their
+     * values are not read); otherwise the declared input types, with
+     * `dims` bound, must be concrete. */
+    smelt_tensor_t *const *inputs;
+    int32_t n_inputs;
+    int32_t reference; /* run every node with its reference kernel */
+} smelt_plan_options;
+
+void smelt_plan_options_default(smelt_plan_options *o);
+
+/* Compiles g (not modified; the plan keeps its own copy). */
+smelt_status smelt_plan_compile(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                const smelt_plan_options *opt,
+                                smelt_plan_t **out);
+void smelt_plan_free(smelt_plan_t *p);
+
+/* Runs the plan on the plan's own session (made at the first run); when
+ * another thread holds it, on a temporary one. outputs[] receive new
+ * tensors owned by the caller. Inputs must have the dtypes and shapes the
+ * plan was compiled for (SMELT_ERR_SHAPE otherwise). */
+smelt_status smelt_plan_run(smelt_ctx_t *ctx, const smelt_plan_t *p,
+                            smelt_tensor_t *const *inputs, int n_inputs,
+                            smelt_tensor_t **outputs, int n_outputs);
+
+/* A run context for one thread: the arena, the thread pool, the
+ * profiler's times. */
+smelt_status smelt_session_init(smelt_ctx_t *ctx, const smelt_plan_t *p,
+                                smelt_session_t **out);
+void smelt_session_free(smelt_session_t *s);
+/* Like smelt_plan_run; outputs[] receive new tensors. */
+smelt_status smelt_session_run(smelt_ctx_t *ctx, smelt_session_t *s,
+                               smelt_tensor_t *const *inputs, int n_inputs,
+                               smelt_tensor_t **outputs, int n_outputs);
+/* Writes into the caller's tensors outputs[i], which must have the
+ * output's dtype and shape (smelt_plan_output_* give them). Allocates
+ * nothing unless the plan has dynamic steps (smelt_plan_stats). */
+smelt_status smelt_session_run_into(smelt_ctx_t *ctx, smelt_session_t *s,
+                                    smelt_tensor_t *const *inputs,
+                                    int n_inputs, smelt_tensor_t *const *outputs,
+                                    int n_outputs);
+/* Record per-step times in the runs that follow (off by default). */
+void smelt_session_set_profiling(smelt_session_t *s, int on);
+/* Step i's times in the session's last profiled run, in milliseconds
+ * from the run's start. */
+smelt_status smelt_session_step_time(const smelt_session_t *s, int i,
+                                     double *start_ms, double *end_ms);
+
+typedef struct smelt_plan_stats {
+    int64_t arena_bytes;    /* one session's arena */
+    int64_t unshared_bytes; /* the same buffers without any sharing */
+    int64_t weight_bytes;   /* constants the plan reads */
+    int32_t steps;
+    int32_t kernel_steps;   /* run by an optimized CPU kernel */
+    int32_t ref_steps;      /* run by a reference kernel */
+    int32_t dynamic_steps;  /* allocate while running: control flow
+                               (If, Loop) and data-dependent shapes */
+    int32_t inplace;        /* outputs written over a dying input */
+    int32_t threads;
+    char isa[64];           /* the CPU features kernels were chosen for */
+} smelt_plan_stats;
+
+smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out);
+
+typedef struct smelt_plan_step_info {
+    const char *name;   /* the node's name, else its first output's */
+    const char *op;
+    const char *kernel; /* "ref", "copy", "dynamic" or the CPU kernel */
+    double flops, bytes_read, bytes_write; /* from the op's cost function */
+} smelt_plan_step_info;
+
+int smelt_plan_num_steps(const smelt_plan_t *p);
+smelt_status smelt_plan_step(const smelt_plan_t *p, int i,
+                             smelt_plan_step_info *out);
+/* The dtype and shape output i has (as for tensors made with
+ * smelt_tensor_init); -1 / UNDEFINED when only known while running. */
+int smelt_plan_num_inputs(const smelt_plan_t *p);
+int smelt_plan_num_outputs(const smelt_plan_t *p);
+smelt_dtype smelt_plan_input_dtype(const smelt_plan_t *p, int i);
+int smelt_plan_input_ndim(const smelt_plan_t *p, int i);
+int64_t smelt_plan_input_dim(const smelt_plan_t *p, int i, int axis);
+smelt_dtype smelt_plan_output_dtype(const smelt_plan_t *p, int i);
+int smelt_plan_output_ndim(const smelt_plan_t *p, int i);
+int64_t smelt_plan_output_dim(const smelt_plan_t *p, int i, int axis);
+/* The plan as text: steps with their kernels and buffers (the memory
+ * map). Release *out with smelt_string_free(). */
+smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
+                              char **out);
+
 /* ---- script frontend (docs/SCRIPT.md) ---------------------------------- */
 
 /* Compiles function `fn` of a script (a Python subset in the manner of
@@ -243,6 +353,130 @@ smelt_status smelt_script_compile(smelt_ctx_t *ctx, const char *source,
 /* Reads the script at path and compiles function fn of it. */
 smelt_status smelt_script_load(smelt_ctx_t *ctx, const char *path,
                                const char *fn, smelt_graph_t **out);
+
+/* ---- eager ops and tracing (docs/TRACE.md) ---------------------------- */
+
+/* An op attribute, written with designated initializers:
+ * {.name = "axis", .kind = SMELT_ATTR_INT, .i = 1}. */
+typedef enum smelt_attr_kind {
+    SMELT_ATTR_INT,    /* .i */
+    SMELT_ATTR_FLOAT,  /* .f (an INT is accepted where a float is due) */
+    SMELT_ATTR_STRING, /* .s */
+    SMELT_ATTR_INTS,   /* .ints, .n elements */
+    SMELT_ATTR_FLOATS, /* .floats, .n elements */
+    SMELT_ATTR_TENSOR  /* .t (copied) */
+} smelt_attr_kind;
+
+typedef struct smelt_attr {
+    const char *name;
+    smelt_attr_kind kind;
+    int64_t i;
+    double f;
+    const char *s;
+    const int64_t *ints;
+    const double *floats;
+    int32_t n;
+    const smelt_tensor_t *t;
+} smelt_attr;
+
+/* Runs op `op_name` of the op table (any but If, Loop, FusedElementwise)
+ * at once on concrete tensors with the reference kernel. inputs[i] NULL:
+ * an absent optional input. outputs[j] receive new tensors owned by the
+ * caller (all NULL on failure). While ctx is tracing, the op is also
+ * recorded. */
+smelt_status smelt_op(smelt_ctx_t *ctx, const char *op_name,
+                      smelt_tensor_t *const *inputs, int n_in,
+                      const smelt_attr *attrs, int n_attrs,
+                      smelt_tensor_t **outputs, int n_out);
+
+/* Typed forms of common ops: *out receives a new tensor. */
+smelt_status smelt_neg(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                       smelt_tensor_t **out);
+smelt_status smelt_abs(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                       smelt_tensor_t **out);
+smelt_status smelt_sqrt(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                        smelt_tensor_t **out);
+smelt_status smelt_exp(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                       smelt_tensor_t **out);
+smelt_status smelt_log(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                       smelt_tensor_t **out);
+smelt_status smelt_tanh(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                        smelt_tensor_t **out);
+smelt_status smelt_sigmoid(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                           smelt_tensor_t **out);
+smelt_status smelt_relu(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                        smelt_tensor_t **out);
+smelt_status smelt_erf(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                       smelt_tensor_t **out);
+smelt_status smelt_reciprocal(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                              smelt_tensor_t **out);
+smelt_status smelt_gelu(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                        smelt_tensor_t **out);
+/* Numpy broadcasting; matmul as numpy.matmul. */
+smelt_status smelt_add(smelt_ctx_t *ctx, smelt_tensor_t *a, smelt_tensor_t *b,
+                       smelt_tensor_t **out);
+smelt_status smelt_sub(smelt_ctx_t *ctx, smelt_tensor_t *a, smelt_tensor_t *b,
+                       smelt_tensor_t **out);
+smelt_status smelt_mul(smelt_ctx_t *ctx, smelt_tensor_t *a, smelt_tensor_t *b,
+                       smelt_tensor_t **out);
+smelt_status smelt_div(smelt_ctx_t *ctx, smelt_tensor_t *a, smelt_tensor_t *b,
+                       smelt_tensor_t **out);
+smelt_status smelt_pow(smelt_ctx_t *ctx, smelt_tensor_t *a, smelt_tensor_t *b,
+                       smelt_tensor_t **out);
+smelt_status smelt_matmul(smelt_ctx_t *ctx, smelt_tensor_t *a,
+                          smelt_tensor_t *b, smelt_tensor_t **out);
+/* One axis attribute (negative counts from the end). */
+smelt_status smelt_softmax(smelt_ctx_t *ctx, smelt_tensor_t *x, int64_t axis,
+                           smelt_tensor_t **out);
+smelt_status smelt_log_softmax(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                               int64_t axis, smelt_tensor_t **out);
+smelt_status smelt_flatten(smelt_ctx_t *ctx, smelt_tensor_t *x, int64_t axis,
+                           smelt_tensor_t **out);
+/* perm NULL: reverse the axes. */
+smelt_status smelt_transpose(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                             const int64_t *perm, int n_perm,
+                             smelt_tensor_t **out);
+/* ONNX Reshape: 0 copies the input's dim, -1 is inferred. */
+smelt_status smelt_reshape(smelt_ctx_t *ctx, smelt_tensor_t *x,
+                           const int64_t *shape, int ndim,
+                           smelt_tensor_t **out);
+
+/* Starts recording the ops run on ctx into a graph named `name` (one
+ * trace per ctx). Tensors marked with smelt_trace_input become the
+ * graph's inputs; every other tensor an op reads that the trace did not
+ * make becomes a constant, captured by value at its first use. */
+smelt_status smelt_trace_begin(smelt_ctx_t *ctx, const char *name);
+/* Marks t as the next graph input, named `name`; before t is used. */
+smelt_status smelt_trace_input(smelt_ctx_t *ctx, smelt_tensor_t *t,
+                               const char *name);
+/* Ends the trace: outputs become the graph's returns, *graph a verified
+ * graph with every shape concrete (free with smelt_graph_free). Fails,
+ * freeing the partial graph, when any op of the trace failed. */
+smelt_status smelt_trace_end(smelt_ctx_t *ctx, smelt_tensor_t *const *outputs,
+                             int n_out, smelt_graph_t **graph);
+/* Warnings of the running or last trace on ctx, one a line ("" when
+ * none): reads of traced tensors' data, whose branches the graph bakes
+ * in. Valid until the next read of traced data or the next
+ * smelt_trace_end / smelt_trace_begin on ctx. */
+const char *smelt_trace_warnings(const smelt_ctx_t *ctx);
+
+/* ---- graph inspection (smelt info) ------------------------------------- */
+
+/* Types of graph outputs (known after smelt_graph_infer), as for inputs:
+ * dtype, rank (-1 when unknown), dimension size (-1 when not known) and
+ * its symbolic name (NULL when none). */
+smelt_dtype smelt_graph_output_dtype(const smelt_graph_t *g, int i);
+int smelt_graph_output_ndim(const smelt_graph_t *g, int i);
+int64_t smelt_graph_output_dim(const smelt_graph_t *g, int i, int axis);
+const char *smelt_graph_output_dim_name(const smelt_graph_t *g, int i,
+                                        int axis);
+/* The op name of node i, 0 <= i < smelt_graph_num_nodes(g), counting each
+ * node and then the nodes of its sub-blocks; NULL when out of range. */
+const char *smelt_graph_node_op(const smelt_graph_t *g, int i);
+/* The constants (weights) of every block: how many, their total element
+ * count and their bytes. Any pointer may be NULL. */
+void smelt_graph_constants(const smelt_graph_t *g, int64_t *count,
+                           int64_t *numel, int64_t *bytes);
 
 #ifdef __cplusplus
 }

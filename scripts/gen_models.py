@@ -22,15 +22,17 @@ Each model's files are cached: NAME.stamp records a hash of this script,
 and a model whose stamp matches is left alone without importing torch, so
 calling the script again is cheap. The output is deterministic.
 
-Needs Debian's python3-torch and python3-torchvision (torch 1.13); exits
-with status 77 and a one-line message when they are missing.
+Needs Debian's python3-torch, python3-torchvision (torch 1.13) and
+python3-onnx (to name the graphs); exits with status 77 and a one-line
+message when they are missing.
 """
 import argparse
 import hashlib
 import os
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MODELS = ["resnet18", "mobilenet_v2", "bert", "gpt", "mlp"]
 EXIT_MISSING = 77  # what tests/models/run_models.sh reports as a skip
 OPSET = 17
@@ -43,8 +45,9 @@ def script_hash():
 
 def up_to_date(out, name, stamp):
     path = os.path.join(out, name + ".stamp")
-    if not os.path.exists(os.path.join(out, name + ".onnx")):
-        return False
+    for f in (".onnx", "_input_0.npy", "_expected_0.npy"):
+        if not os.path.exists(os.path.join(out, name + f)):
+            return False
     try:
         with open(path) as f:
             return f.read().strip() == stamp
@@ -53,16 +56,23 @@ def up_to_date(out, name, stamp):
 
 
 def import_torch():
-    """Imports torch and torchvision, or exits 77 saying what is missing."""
+    """Imports torch, torchvision and onnx, or exits 77 saying what is
+    missing."""
     try:
-        import numpy  # noqa: F401
+        import numpy as np
+        try:
+            np.float, np.int, np.bool, np.object  # noqa: B018
+        except AttributeError:  # Debian's python3-onnx predates numpy 1.24
+            np.float, np.int, np.bool, np.object = float, int, bool, object
+        import onnx  # noqa: F401
         import torch
         import torchvision  # noqa: F401
     except ImportError as e:
         sys.stderr.write(
-            "gen_models.py: %s; install Debian's python3-torch and "
-            "python3-torchvision (apt-get install python3-torch "
-            "python3-torchvision)\n" % e)
+            "gen_models.py: %s; the real-model tests need Debian's "
+            "python3-torch, python3-torchvision and python3-onnx "
+            "(apt-get install python3-torch python3-torchvision "
+            "python3-onnx)\n" % e)
         sys.exit(EXIT_MISSING)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     return torch
@@ -142,7 +152,7 @@ def make_gpt(torch):
 
         def __init__(self, d, heads, max_seq):
             super().__init__()
-            self.heads = heads
+            self.heads, self.hd = heads, d // heads
             self.qkv = nn.Linear(d, 3 * d)
             self.proj = nn.Linear(d, d)
             self.register_buffer(
@@ -152,7 +162,7 @@ def make_gpt(torch):
         def forward(self, x):
             b, t, d = x.shape
             q, k, v = self.qkv(x).split(d, dim=2)
-            hd = d // self.heads
+            hd = self.hd
             q = q.view(b, t, self.heads, hd).transpose(1, 2)
             k = k.view(b, t, self.heads, hd).transpose(1, 2)
             v = v.view(b, t, self.heads, hd).transpose(1, 2)
@@ -222,8 +232,19 @@ def build(torch, name):
     return {"bert": make_bert, "gpt": make_gpt, "mlp": make_mlp}[name](torch)
 
 
+def save_npy(path, a):
+    """np.save through a temporary file, so that a reader never sees half a
+    file (the release and sanitizer suites may share one cache)."""
+    import numpy as np
+    tmp = path + ".tmp%d" % os.getpid()
+    with open(tmp, "wb") as f:
+        np.save(f, a)
+    os.replace(tmp, path)
+
+
 def export(torch, name, out, stamp):
     import numpy as np
+    import onnx
     model, inputs, in_names, out_names, dyn = build(torch, name)
     model.eval()
     # The expected outputs come from the same (non fast-path) code the
@@ -232,17 +253,24 @@ def export(torch, name, out, stamp):
     if not isinstance(outs, tuple):
         outs = (outs,)
     path = os.path.join(out, name + ".onnx")
-    torch.onnx.export(model, inputs, path, opset_version=OPSET,
+    tmp = path + ".tmp%d" % os.getpid()
+    torch.onnx.export(model, inputs, tmp, opset_version=OPSET,
                       input_names=in_names, output_names=out_names,
                       dynamic_axes=dyn, do_constant_folding=True)
+    m = onnx.load(tmp)
+    m.graph.name = name
+    onnx.save(m, tmp)
+    os.replace(tmp, path)
     for i, x in enumerate(inputs):
-        np.save(os.path.join(out, "%s_input_%d.npy" % (name, i)),
-                x.detach().numpy())
+        save_npy(os.path.join(out, "%s_input_%d.npy" % (name, i)),
+                 x.detach().numpy())
     for i, y in enumerate(outs):
-        np.save(os.path.join(out, "%s_expected_%d.npy" % (name, i)),
-                y.detach().numpy().astype(np.float32))
-    with open(os.path.join(out, name + ".stamp"), "w") as f:
+        save_npy(os.path.join(out, "%s_expected_%d.npy" % (name, i)),
+                 y.detach().numpy().astype(np.float32))
+    spath = os.path.join(out, name + ".stamp")
+    with open(spath + ".tmp%d" % os.getpid(), "w") as f:
         f.write(stamp + "\n")
+    os.replace(spath + ".tmp%d" % os.getpid(), spath)
     print("gen_models.py: wrote %s (%.1f MB)" %
           (path, os.path.getsize(path) / 1e6))
 

@@ -534,8 +534,10 @@ def gen_bad():
     del m.opset_import[:]
     m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     write_bad("no_opset", m)
-    write_bad("old_opset", model(simple_graph(), 5, check=False,
-                                 ir_version=3))
+    # Dropout-6 trains unless is_test = 1: a form Smelt does not read
+    write_bad("old_opset", model(simple_graph(nodes=[helper.make_node(
+        "Dropout", ["x"], ["y"], name="drop")]), 5, check=False,
+        ir_version=3))
     seq = helper.make_tensor_sequence_value_info("x", F, [2])
     write_bad("sequence_input", model(simple_graph(inputs=[seq]), 13,
                                       check=False))

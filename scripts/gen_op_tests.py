@@ -129,7 +129,7 @@ CASES = {}  # case name -> (model text, [inputs], [expected outputs])
 def add_case(name, text, inputs, outputs):
     if name in CASES:
         raise SystemExit("duplicate case " + name)
-    if not re.match(r"^[A-Za-z]+_[A-Za-z0-9_]+$", name):
+    if not re.match(r"^[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+$", name):
         raise SystemExit("bad case name " + name)
     CASES[name] = (text, [np.asarray(a) for a in inputs],
                    [np.asarray(a) for a in outputs])
@@ -1955,6 +1955,1933 @@ def gen_empty():
 
 
 # --------------------------------------------------------------------------
+# more math, activations, logic and reductions; quantization
+# (the ops of ops.def's section of that name; expected values in numpy
+# float64 following ONNX opset <= 17)
+
+MATH_UNARY = {
+    # name: (f64 function, lo, hi, extra dtypes)
+    "Tan": (np.tan, -1.2, 1.2, [f64, f16]),
+    "Asin": (np.arcsin, -0.99, 0.99, [f64]),
+    "Acos": (np.arccos, -0.99, 0.99, [f64]),
+    "Atan": (np.arctan, -5, 5, [f64, f16]),
+    "Sinh": (np.sinh, -3, 3, [f64]),
+    "Cosh": (np.cosh, -3, 3, [f64]),
+    "Asinh": (np.arcsinh, -5, 5, [f64]),
+    "Acosh": (np.arccosh, 1, 6, [f64]),
+    "Atanh": (np.arctanh, -0.99, 0.99, [f64]),
+    "Softsign": (lambda x: x / (1 + np.abs(x)), -5, 5, [f64, f16]),
+    "HardSwish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), -5, 5, [f64]),
+    "Mish": (lambda x: x * np.tanh(np.log1p(np.exp(x))), -6, 6, [f64]),
+}
+
+
+def gen_math_unary():
+    # trigonometric / hyperbolic functions and parameterless activations:
+    # f32 [3,5] in the domain, f64 / f16 variants, an odd 1-D length;
+    # out-of-domain and special values; a symbolic dim
+    for op, (fn, lo, hi, extra) in MATH_UNARY.items():
+        seed(op)
+        x = rf(3, 5, lo=lo, hi=hi)
+        case(op, "f32", [x], [like(fn(d(x)), x)])
+        for dt in extra:
+            x = rf(2, 3, lo=lo, hi=hi, dt=dt)
+            case(op, DTYPE_NAMES[np.dtype(dt)], [x], [like(fn(d(x)), x)])
+        x = rf(7, lo=lo, hi=hi)
+        case(op, "1d_odd", [x], [like(fn(d(x)), x)])
+    seed("math-special")
+    x = np.array([-2.0, -1.0, 1.0, 2.0, np.nan], f32)
+    for op in ("Asin", "Acos", "Atanh"):
+        case(op, "domain", [x], [like(MATH_UNARY[op][0](d(x)), x)])
+    x = np.array([0.5, 1.0, np.inf, np.nan], f32)
+    case("Acosh", "domain", [x], [like(np.arccosh(d(x)), x)])
+    x = np.array([-np.inf, -30.0, 0.0, 30.0, np.inf], f32)
+    case("Mish", "wide", [x], [like(MATH_UNARY["Mish"][0](d(x)), x)])
+    case("Softsign", "wide", [x], [like(d(x) / (1 + np.abs(d(x))), x)])
+    x = rf(4, 3)
+    case("Tan", "sym", [x], [like(np.tan(d(x)), x)],
+         in_dims=[("batch", 3)], out_dims=[("batch", 3)])
+
+
+def gen_sign_round():
+    # Sign: f32 with zeros and nan, i32, i64, f64. Round: halves to even,
+    # negative halves, f64, f16, inf/nan
+    seed("Sign")
+    x = np.array([[-2.5, -0.0, 0.0, 3.0], [np.nan, 1e-30, -1e30, 7.0]], f32)
+    case("Sign", "f32", [x], [np.sign(x)])
+    x = ri(3, 4)
+    case("Sign", "i32", [x], [np.sign(x)])
+    x = ri(5, dt=i64)
+    case("Sign", "i64", [x], [np.sign(x)])
+    x = rf(2, 3, dt=f64)
+    case("Sign", "f64", [x], [np.sign(x)])
+    seed("Round")
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999997, 2.6, -2.6,
+                  np.inf, -np.inf, np.nan], f32)
+    case("Round", "halves", [x], [np.round(x)])
+    x = rf(3, 4, lo=-10, hi=10)
+    case("Round", "f32", [x], [np.round(x)])
+    x = rf(5, lo=-10, hi=10, dt=f64)
+    case("Round", "f64", [x], [np.round(x)])
+    x = np.array([0.5, 1.5, -3.5, 4.25], f16)
+    case("Round", "f16", [x], [np.round(x)])
+
+
+def gen_isnan_isinf():
+    # IsNaN / IsInf: bool outputs; IsInf's detect_negative/detect_positive
+    x = np.array([[1.0, np.nan, -np.inf], [np.inf, 0.0, -np.nan]], f32)
+    case("IsNaN", "f32", [x], [np.isnan(x)])
+    case("IsNaN", "f64", [x.astype(f64)], [np.isnan(x)])
+    case("IsNaN", "f16", [x.astype(f16)], [np.isnan(x)])
+    case("IsInf", "default", [x], [np.isinf(x)])
+    case("IsInf", "negative", [x], [np.isneginf(x)],
+         {"detect_positive": 0})
+    case("IsInf", "positive", [x.astype(f64)], [np.isposinf(x)],
+         {"detect_negative": 0})
+    case("IsInf", "neither", [x], [np.zeros(x.shape, BOOL)],
+         {"detect_negative": 0, "detect_positive": 0})
+
+
+def gen_activations2():
+    # Elu, Selu, Celu, ThresholdedRelu, HardSigmoid: default attributes and
+    # custom ones, f64 / f16; Shrink soft and hard, on integers too
+    seed("activations2")
+    x = rf(3, 4, lo=-3, hi=3)
+    x64 = rf(2, 5, lo=-3, hi=3, dt=f64)
+    x16 = rf(2, 3, lo=-3, hi=3, dt=f16)
+
+    def elu(v, a=1.0):
+        return np.where(v < 0, a * np.expm1(v), v)
+
+    case("Elu", "default", [x], [like(elu(d(x)), x)])
+    case("Elu", "alpha", [x64], [elu(x64, 0.5)], {"alpha": 0.5})
+    case("Elu", "f16", [x16], [like(elu(d(x16), 2.0), x16)], {"alpha": 2.0})
+    sa, sg = 1.67326319217681884765625, 1.05070102214813232421875
+
+    def selu(v, a=sa, g=sg):
+        return np.where(v > 0, g * v, g * a * np.expm1(v))
+
+    case("Selu", "default", [x], [like(selu(d(x)), x)])
+    case("Selu", "custom", [x64], [selu(x64, 2.0, 3.0)],
+         {"alpha": 2.0, "gamma": 3.0})
+
+    def celu(v, a=1.0):
+        return np.maximum(0, v) + np.minimum(0, a * np.expm1(v / a))
+
+    case("Celu", "default", [x], [like(celu(d(x)), x)])
+    case("Celu", "alpha", [x64], [celu(x64, 2.0)], {"alpha": 2.0})
+    case("ThresholdedRelu", "default", [x],
+         [like(np.where(d(x) > 1.0, d(x), 0), x)])
+    case("ThresholdedRelu", "alpha", [x64], [np.where(x64 > 0.5, x64, 0)],
+         {"alpha": 0.5})
+    case("ThresholdedRelu", "f16", [x16],
+         [like(np.where(d(x16) > -0.5, d(x16), 0), x16)], {"alpha": -0.5})
+
+    def hsig(v, a=0.2, b=0.5):
+        return np.clip(a * v + b, 0, 1)
+
+    case("HardSigmoid", "default", [x], [like(hsig(d(x)), x)])
+    case("HardSigmoid", "custom", [x64], [hsig(x64, 0.5, 0.6)],
+         {"alpha": 0.5, "beta": 0.6})
+
+    def shrink(v, lambd=0.5, bias=0.0):
+        return np.where(v < -lambd, v + bias,
+                        np.where(v > lambd, v - bias, 0))
+
+    case("Shrink", "hard", [x], [like(shrink(d(x)), x)])
+    case("Shrink", "soft", [x64], [shrink(x64, 1.5, 1.5)],
+         {"lambd": 1.5, "bias": 1.5})
+    xi = ri(2, 5, lo=-4, hi=5)
+    case("Shrink", "i32", [xi], [shrink(xi, 1.5, 1.0).astype(i32)],
+         {"lambd": 1.5, "bias": 1.0})
+    case("Shrink", "sym", [x], [like(shrink(d(x), 1.0, 0.25), x)],
+         {"lambd": 1.0, "bias": 0.25},
+         in_dims=[("n", 4)], out_dims=[("n", 4)])
+
+
+def gen_prelu():
+    # PRelu: slope per channel [C,1,1] on [N,C,H,W], scalar slope, same
+    # shape, f64, i32 (ONNX opset 16 allows integers)
+    seed("PRelu")
+    pr = lambda x, s: np.where(x < 0, s * x, x)
+    x, s = rf(2, 3, 2, 2), rf(3, 1, 1)
+    case("PRelu", "channel", [x, s], [like(pr(d(x), d(s)), x)])
+    x, s = rf(3, 4), np.array(0.25, f32)
+    case("PRelu", "scalar", [x, s], [like(pr(d(x), 0.25), x)])
+    x, s = rf(2, 5), rf(2, 5)
+    case("PRelu", "same", [x, C(s)], [like(pr(d(x), d(s)), x)])
+    x, s = rf(4, 3, dt=f64), rf(3, dt=f64)
+    case("PRelu", "f64", [x, s], [pr(x, s)])
+    x, s = ri(3, 4), ri(4)
+    case("PRelu", "i32", [x, s], [pr(x, s).astype(i32)])
+
+
+def gen_bitwise():
+    # BitwiseAnd/Or/Xor on i32, i64, u8, i8 with broadcasting; BitwiseNot;
+    # Xor on bool; BitShift LEFT / RIGHT on u8 (overflowing bits drop)
+    fns = {"BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or,
+           "BitwiseXor": np.bitwise_xor}
+    for op, fn in fns.items():
+        seed(op)
+        a, b = ri(3, 4, lo=-100, hi=100), ri(4, lo=-100, hi=100)
+        case(op, "i32", [a, b], [fn(a, b)])
+        a, b = ri(2, 3, lo=-2**40, hi=2**40, dt=i64), ri(2, 1, lo=0,
+                                                          hi=2**40, dt=i64)
+        case(op, "i64", [a, b], [fn(a, b)])
+        a, b = R.integers(0, 256, (2, 3)).astype(u8), R.integers(
+            0, 256, (3,)).astype(u8)
+        case(op, "u8", [a, b], [fn(a, b)])
+        a, b = ri(4, lo=-128, hi=128, dt=i8), np.array(-86, i8)
+        case(op, "i8", [a, b], [fn(a, b)])
+    seed("BitwiseNot")
+    x = ri(3, 4, lo=-100, hi=100)
+    case("BitwiseNot", "i32", [x], [np.invert(x)])
+    x = R.integers(0, 256, (5,)).astype(u8)
+    case("BitwiseNot", "u8", [x], [np.invert(x)])
+    x = ri(2, 3, lo=-2**50, hi=2**50, dt=i64)
+    case("BitwiseNot", "i64", [x], [np.invert(x)])
+    x = ri(4, lo=-128, hi=128, dt=i8)
+    case("BitwiseNot", "i8", [x], [np.invert(x)])
+    seed("Xor")
+    a, b = rb(3, 4), rb(3, 4)
+    case("Xor", "same", [a, b], [np.logical_xor(a, b)])
+    a, b = rb(2, 1, 3), rb(4, 1)
+    case("Xor", "bcast", [a, b], [np.logical_xor(a, b)])
+    seed("BitShift")
+    x = np.array([16, 4, 1, 255, 128, 3], u8)
+    y = np.array([1, 2, 3, 1, 7, 0], u8)
+    case("BitShift", "left", [x, y], [np.left_shift(x, y)],
+         {"direction": "LEFT"})
+    case("BitShift", "right", [x, y], [np.right_shift(x, y)],
+         {"direction": "RIGHT"})
+    x = R.integers(0, 256, (2, 3)).astype(u8)
+    case("BitShift", "bcast", [x, C(np.array([2], u8))],
+         [np.left_shift(x, np.uint8(2))], {"direction": "LEFT"})
+
+
+def gen_mod():
+    # Mod: integers with mixed signs (Python's sign rule, fmod 0), C's fmod
+    # (fmod 1) on integers and floats, broadcasting, u8, i8, i64, division
+    # by zero on integers (0), f64 and f16 with fmod 1
+    seed("Mod")
+    a = np.array([-4, 7, 5, 4, -7, 8, 0, -9], i32)
+    b = np.array([2, -3, 8, -2, 3, 5, 3, -4], i32)
+    case("Mod", "i32", [a, b], [np.mod(a, b)])
+    case("Mod", "i32_fmod", [a, b], [np.fmod(a, b)], {"fmod": 1})
+    a, b = ri(3, 4, lo=-50, hi=50, dt=i64), np.array([3, -5, 7, -2], i64)
+    case("Mod", "i64_bcast", [a, b], [np.mod(a, b)])
+    a, b = R.integers(0, 256, (5,)).astype(u8), np.array(7, u8)
+    case("Mod", "u8", [a, b], [np.mod(a, b)])
+    a, b = ri(6, lo=-128, hi=128, dt=i8), ri(6, lo=1, hi=20, dt=i8)
+    case("Mod", "i8", [a, b], [np.mod(a, b)])
+    a, b = np.array([5, -5, 0], i32), np.array([0, 0, 0], i32)
+    case("Mod", "by_zero", [a, b], [np.zeros(3, i32)])
+    a = np.array([-4.3, 7.2, 5.0, 4.3, -7.2, 8.0], f32)
+    b = np.array([2.1, -3.4, 8.0, -2.1, 3.4, 5.0], f32)
+    case("Mod", "f32_fmod", [a, b], [like(np.fmod(d(a), d(b)), a)],
+         {"fmod": 1})
+    a, b = rf(2, 3, lo=-10, hi=10, dt=f64), rf(3, lo=0.5, hi=3, dt=f64)
+    case("Mod", "f64_fmod", [a, b], [np.fmod(a, b)], {"fmod": 1})
+    a, b = rf(4, lo=-10, hi=10, dt=f16), rf(4, lo=0.5, hi=3, dt=f16)
+    case("Mod", "f16_fmod", [a, b], [like(np.fmod(d(a), d(b)), a)],
+         {"fmod": 1})
+
+
+def gen_compare2():
+    # LessOrEqual / GreaterOrEqual: f32 with ties, broadcasting, i64, nan
+    for op, fn in (("LessOrEqual", np.less_equal),
+                   ("GreaterOrEqual", np.greater_equal)):
+        seed(op)
+        a = np.array([[1.0, 2.0, 3.0], [-1.0, 0.0, 2.5]], f32)
+        b = np.array([[1.0, 3.0, 2.0], [-1.0, -0.0, 2.4]], f32)
+        case(op, "f32", [a, b], [fn(a, b)])
+        a, b = ri(2, 3, 4, lo=-2, hi=3).astype(f32), ri(4, lo=-2, hi=3)
+        case(op, "bcast", [a, b.astype(f32)], [fn(a, b)])
+        a, b = ri(3, 4, lo=-2, hi=3, dt=i64), ri(3, 1, lo=-2, hi=3, dt=i64)
+        case(op, "i64", [a, b], [fn(a, b)])
+        a = np.array([np.nan, 1.0, np.inf, -np.inf], f32)
+        b = np.array([np.nan, np.nan, np.inf, 0.0], f32)
+        case(op, "special", [a, b], [fn(a, b)])
+
+
+def gen_mean():
+    # Mean (variadic, floats): one input, two, three with broadcasting,
+    # f64, f16
+    seed("Mean")
+    a = rf(3, 4)
+    case("Mean", "one", [a], [a])
+    a, b = rf(3, 4), rf(3, 4)
+    case("Mean", "two", [a, b], [like((d(a) + d(b)) / 2, a)])
+    a, b, c = rf(2, 3, 1), rf(4), rf(3, 1)
+    case("Mean", "three_bcast", [a, b, c],
+         [like((d(a) + d(b) + d(c)) / 3, a)])
+    a, b = rf(2, 2, dt=f64), rf(2, 2, dt=f64)
+    case("Mean", "f64", [a, b], [(a + b) / 2])
+    a, b = rf(2, 3, dt=f16), rf(3, dt=f16)
+    case("Mean", "f16", [a, b], [like((d(a) + d(b)) / 2, a)])
+
+
+def logsumexp(x, axis, keepdims):
+    if np.size(x) == 0:  # -inf, from the log of an empty sum
+        return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    r = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+def gen_reduce2():
+    # ReduceProd/L1/L2/LogSum/LogSumExp/SumSquare: axes attribute, axes
+    # input (negative, as a parameter), keepdims 0, all axes,
+    # noop_with_empty_axes, f64; integer inputs (Prod, L1, SumSquare exact;
+    # L2 truncated); LogSumExp of large values (no overflow); an empty
+    # reduction (Prod 1, SumSquare 0, LogSum -inf, LogSumExp -inf)
+    fns = {
+        "ReduceProd": lambda x, ax, kd: np.prod(x, axis=ax, keepdims=kd),
+        "ReduceL1": lambda x, ax, kd: np.sum(np.abs(x), axis=ax,
+                                             keepdims=kd),
+        "ReduceL2": lambda x, ax, kd: np.sqrt(np.sum(x * x, axis=ax,
+                                                     keepdims=kd)),
+        "ReduceLogSum": lambda x, ax, kd: np.log(np.sum(x, axis=ax,
+                                                        keepdims=kd)),
+        "ReduceLogSumExp": logsumexp,
+        "ReduceSumSquare": lambda x, ax, kd: np.sum(x * x, axis=ax,
+                                                    keepdims=kd),
+    }
+    for op, fn in fns.items():
+        seed(op)
+        lo = 0.1 if op == "ReduceLogSum" else -2.0
+        hi = 1.5 if op == "ReduceProd" else 2.0
+        red = lambda x, ax, kd: like(fn(d(x), ax, bool(kd)), x)
+        x = rf(3, 4, 5, lo=lo, hi=hi)
+        case(op, "attr_axis1", [x], [red(x, (1,), 1)], {"axes": [1]})
+        case(op, "attr_axes02_nokeep", [x], [red(x, (0, 2), 0)],
+             {"axes": [0, 2], "keepdims": 0})
+        x = rf(2, 3, 4, lo=lo, hi=hi)
+        case(op, "input_axis_neg", [x, C(np.array([-1], i64))],
+             [red(x, (2,), 1)])
+        case(op, "input_axes_param", [x, np.array([0, -1], i64)],
+             [red(x, (0, 2), 0)], {"keepdims": 0})
+        x = rf(3, 5, lo=lo, hi=hi)
+        case(op, "all_keep", [x], [red(x, None, 1)])
+        case(op, "all_nokeep", [x], [red(x, None, 0)], {"keepdims": 0})
+        case(op, "noop_empty", [x], [x], {"noop_with_empty_axes": 1})
+        x = rf(2, 3, 2, lo=lo, hi=hi, dt=f64)
+        case(op, "f64", [x], [red(x, (1,), 0)], {"axes": [-2],
+                                                 "keepdims": 0})
+        x = np.zeros((2, 0, 3), f32)
+        case(op, "empty", [x], [red(x, (1,), 0)], {"axes": [1],
+                                                   "keepdims": 0})
+    seed("reduce2-int")
+    x = ri(3, 4, lo=-3, hi=4)
+    case("ReduceProd", "i32", [x],
+         [np.prod(x, axis=1, keepdims=True).astype(i32)],
+         {"axes": [1]})
+    x = ri(2, 3, 2, lo=-1000, hi=1000, dt=i64)
+    case("ReduceL1", "i64", [x], [np.sum(np.abs(x), axis=(0, 2))],
+         {"axes": [0, 2], "keepdims": 0})
+    case("ReduceSumSquare", "i64", [x], [np.sum(x * x, axis=(0, 2))],
+         {"axes": [0, 2], "keepdims": 0})
+    x = ri(3, 4, lo=-9, hi=10)
+    case("ReduceL2", "i32", [x],
+         [np.sqrt(np.sum(d(x) ** 2, axis=0)).astype(i32)],
+         {"axes": [0], "keepdims": 0})
+    x = np.array([[1000.0, 1000.0, -1000.0], [-np.inf, -np.inf, -np.inf]],
+                 f32)
+    case("ReduceLogSumExp", "large", [x], [like(logsumexp(d(x), 1, 0), x)],
+         {"axes": [1], "keepdims": 0})
+
+
+def gen_argmin():
+    # ArgMin: like ArgMax: default axis 0 keepdims 1; axis -1 keepdims 0;
+    # ties with select_last_index 0 and 1; i32; f64; nan wins
+    seed("ArgMin")
+
+    def am(x, axis, kd, last=0):
+        if last:
+            r = x.shape[axis] - 1 - np.argmin(np.flip(x, axis), axis=axis)
+        else:
+            r = np.argmin(x, axis=axis)
+        if kd:
+            r = np.expand_dims(r, axis)
+        return r.astype(i64)
+
+    x = rf(4, 3)
+    case("ArgMin", "default", [x], [am(x, 0, 1)])
+    x = rf(3, 5)
+    case("ArgMin", "axis_m1_nokeep", [x], [am(x, -1, 0)],
+         {"axis": -1, "keepdims": 0})
+    x = np.array([[1, 0, 0, 3], [2, 2, 1, 1], [0, 0, 0, 0]], f32)
+    case("ArgMin", "ties_first", [x], [am(x, 1, 1)], {"axis": 1})
+    case("ArgMin", "ties_last", [x], [am(x, 1, 1, 1)],
+         {"axis": 1, "select_last_index": 1})
+    x = ri(2, 4, 3, lo=-3, hi=3)
+    case("ArgMin", "i32_axis1", [x], [am(x, 1, 0)], {"axis": 1,
+                                                     "keepdims": 0})
+    x = ri(3, 2, lo=-2**62, hi=2**62, dt=i64)
+    case("ArgMin", "i64_last", [x], [am(x, 0, 1, 1)],
+         {"select_last_index": 1})
+    x = np.array([3.0, np.nan, -1.0, np.nan], f64)
+    case("ArgMin", "nan", [x], [am(x, 0, 0)], {"keepdims": 0})
+
+
+def gen_hardmax():
+    # Hardmax (opset 13): default axis -1, axis 0 and 1 of a 3-D input,
+    # ties (first wins), f64
+    seed("Hardmax")
+
+    def hm(x, axis=-1):
+        y = np.zeros_like(x)
+        np.put_along_axis(y, np.expand_dims(np.argmax(x, axis=axis), axis),
+                          1, axis=axis)
+        return y
+
+    x = rf(3, 4)
+    case("Hardmax", "default", [x], [hm(x)])
+    x = rf(2, 3, 4)
+    case("Hardmax", "axis0", [x], [hm(x, 0)], {"axis": 0})
+    case("Hardmax", "axis1", [x], [hm(x, 1)], {"axis": 1})
+    x = np.array([[3, 3, 3, 1], [0, 5, 5, 2]], f32)
+    case("Hardmax", "ties", [x], [hm(x)])
+    x = rf(2, 5, dt=f64)
+    case("Hardmax", "f64", [x], [hm(x, -2)], {"axis": -2})
+
+
+def gen_lpnorm():
+    # LpNormalization: p 2 along the last axis (default), p 1 along axis
+    # 0, f64, a 3-D input
+    seed("LpNormalization")
+
+    def lp(x, axis, p):
+        n = np.sum(np.abs(x) ** p, axis=axis, keepdims=True) ** (1.0 / p)
+        return x / n
+
+    x = rf(3, 4)
+    case("LpNormalization", "default", [x], [like(lp(d(x), -1, 2), x)])
+    case("LpNormalization", "p1_axis0", [x], [like(lp(d(x), 0, 1), x)],
+         {"axis": 0, "p": 1})
+    x = rf(2, 3, 4, dt=f64)
+    case("LpNormalization", "f64_axis1", [x], [lp(x, 1, 2)], {"axis": 1})
+
+
+def gen_mvn():
+    # MeanVarianceNormalization: default axes [0,2,3], axes [1], a 3-D
+    # input over its last axis, f64
+    seed("MeanVarianceNormalization")
+
+    def mvn(x, axes):
+        m = np.mean(x, axis=axes, keepdims=True)
+        v = np.mean(x * x, axis=axes, keepdims=True) - m * m
+        return (x - m) / (np.sqrt(v) + 1e-9)
+
+    x = rf(2, 3, 2, 4)
+    case("MeanVarianceNormalization", "default", [x],
+         [like(mvn(d(x), (0, 2, 3)), x)])
+    case("MeanVarianceNormalization", "axis1", [x],
+         [like(mvn(d(x), (1,)), x)], {"axes": [1]})
+    x = rf(3, 5, dt=f64)
+    case("MeanVarianceNormalization", "f64_last", [x], [mvn(x, (-1,))],
+         {"axes": [-1]})
+
+
+def gen_lrn():
+    # LRN: size 3 with default alpha/beta/bias; an even size (window
+    # floor((size-1)/2) before, ceil after); custom parameters; f64
+    seed("LRN")
+
+    def lrn(x, size, alpha=1e-4, beta=0.75, bias=1.0):
+        C = x.shape[1]
+        sq = np.zeros_like(x)
+        lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+        for c in range(C):
+            sq[:, c] = np.sum(x[:, max(0, c - lo):min(C, c + hi + 1)] ** 2,
+                              axis=1)
+        return x / (bias + alpha / size * sq) ** beta
+
+    x = rf(2, 5, 3, 3)
+    case("LRN", "default", [x], [like(lrn(d(x), 3), x)], {"size": 3})
+    case("LRN", "even", [x], [like(lrn(d(x), 4, 0.5, 0.6, 2.0), x)],
+         {"alpha": 0.5, "beta": 0.6, "bias": 2.0, "size": 4})
+    x = rf(1, 4, 5, dt=f64)
+    case("LRN", "f64_3d", [x], [lrn(x, 5, 0.1, 1.0, 1.5)],
+         {"alpha": 0.1, "beta": 1.0, "bias": 1.5, "size": 5})
+
+
+def gen_instancenorm():
+    # InstanceNormalization: 4-D, 3-D with epsilon, f64
+    seed("InstanceNormalization")
+
+    def inorm(x, s, b, eps=1e-5):
+        ax = tuple(range(2, x.ndim))
+        m = np.mean(x, axis=ax, keepdims=True)
+        v = np.var(x, axis=ax, keepdims=True)
+        sh = (-1,) + (1,) * (x.ndim - 2)
+        return s.reshape(sh) * (x - m) / np.sqrt(v + eps) + b.reshape(sh)
+
+    x, s, b = rf(2, 3, 4, 5), rf(3), rf(3)
+    case("InstanceNormalization", "4d", [x, s, b],
+         [like(inorm(d(x), d(s), d(b)), x)])
+    x, s, b = rf(2, 2, 6), rf(2), rf(2)
+    case("InstanceNormalization", "eps", [x, C(s), C(b)],
+         [like(inorm(d(x), d(s), d(b), 0.01), x)], {"epsilon": 0.01})
+    x, s, b = rf(1, 3, 2, 2, dt=f64), rf(3, dt=f64), rf(3, dt=f64)
+    case("InstanceNormalization", "f64", [x, s, b], [inorm(x, s, b)])
+
+
+def lppool_ref(x, k, s, pads, p):
+    """LpPool over the spatial dims of x in float64: the p-norm of each
+    window, padding contributing nothing."""
+    nd = x.ndim - 2
+    sp = x.shape[2:]
+    outs = [(sp[i] + pads[i] + pads[i + nd] - k[i]) // s[i] + 1
+            for i in range(nd)]
+    y = np.zeros(x.shape[:2] + tuple(outs), f64)
+    for o in np.ndindex(*outs):
+        acc = np.zeros(x.shape[:2], f64)
+        for kk in np.ndindex(*k):
+            q = [o[i] * s[i] - pads[i] + kk[i] for i in range(nd)]
+            if all(0 <= q[i] < sp[i] for i in range(nd)):
+                acc += np.abs(d(x)[(slice(None), slice(None)) + tuple(q)]) ** p
+        y[(slice(None), slice(None)) + o] = acc ** (1.0 / p)
+    return y
+
+
+def gen_lppool():
+    # LpPool: 2-D p 2 (default), strides and pads with p 1, 1-D p 3, f64;
+    # GlobalLpPool: p 2 (default), p 1, p 3 on 3-D, f64
+    seed("LpPool")
+    x = rf(1, 2, 5, 5)
+    case("LpPool", "default", [x], [like(lppool_ref(x, [2, 2], [1, 1],
+                                                    [0, 0, 0, 0], 2), x)],
+         {"kernel_shape": [2, 2]})
+    case("LpPool", "strides_pads_p1", [x],
+         [like(lppool_ref(x, [3, 3], [2, 2], [1, 1, 1, 0], 1), x)],
+         {"kernel_shape": [3, 3], "p": 1, "pads": [1, 1, 1, 0],
+          "strides": [2, 2]})
+    x = rf(2, 3, 7)
+    case("LpPool", "1d_p3", [x], [like(lppool_ref(x, [3], [2], [0, 0], 3),
+                                       x)],
+         {"kernel_shape": [3], "p": 3, "strides": [2]})
+    x = rf(1, 1, 4, 4, dt=f64)
+    case("LpPool", "f64", [x], [lppool_ref(x, [2, 2], [2, 2], [0] * 4, 2)],
+         {"kernel_shape": [2, 2], "strides": [2, 2]})
+    seed("GlobalLpPool")
+
+    def glp(x, p):
+        ax = tuple(range(2, x.ndim))
+        return np.sum(np.abs(d(x)) ** p, axis=ax, keepdims=True) ** (1.0 / p)
+
+    x = rf(2, 3, 4, 4)
+    case("GlobalLpPool", "default", [x], [like(glp(x, 2), x)])
+    case("GlobalLpPool", "p1", [x], [like(glp(x, 1), x)], {"p": 1})
+    x = rf(1, 2, 5)
+    case("GlobalLpPool", "3d_p3", [x], [like(glp(x, 3), x)], {"p": 3})
+    x = rf(1, 2, 2, 3, dt=f64)
+    case("GlobalLpPool", "f64", [x], [glp(x, 2)])
+
+
+def gen_castlike():
+    # CastLike: the dtype of the second input (its values unused):
+    # f32 -> i64 (truncation), i32 -> f32, f64 -> f16, f32 -> bool
+    seed("CastLike")
+    x = np.array([[-2.7, -1.5, 0.4], [1.5, 2.7, 100.9]], f32)
+    case("CastLike", "f32_i64", [x, np.zeros(1, i64)], [x.astype(i64)])
+    case("CastLike", "f32_bool", [x, C(np.zeros(2, BOOL))], [x.astype(BOOL)])
+    x = ri(2, 3)
+    case("CastLike", "i32_f32", [x, np.zeros((), f32)], [x.astype(f32)])
+    x = rf(4, dt=f64) / 3
+    case("CastLike", "f64_f16", [x, np.zeros(3, f16)], [x.astype(f16)])
+
+
+def gen_det():
+    # Det: 2x2, 3x3 batch, 4x4 f64, a singular matrix, 1x1
+    seed("Det")
+    x = np.arange(4).reshape(2, 2).astype(f32)
+    case("Det", "2d", [x], [like(np.linalg.det(d(x)), x)])
+    x = rf(2, 3, 3, 3)
+    case("Det", "batch", [x], [like(np.linalg.det(d(x)), x)])
+    x = rf(4, 4, dt=f64)
+    case("Det", "f64", [x], [np.linalg.det(x)])
+    x = np.array([[1, 2, 3], [2, 4, 6], [0, 1, 5]], f32)
+    case("Det", "singular", [x], [np.array(0.0, f32)])
+    x = rf(3, 1, 1)
+    case("Det", "1x1", [x], [x.reshape(3)])
+
+
+def gen_einsum():
+    # Einsum: matmul, transpose, trace, diagonal, batch matmul over '...',
+    # implicit output, outer product, full sum, three operands, broadcast
+    # ellipsis, spaces, integers
+    seed("Einsum")
+
+    def ein(eq, *ops, dt=None):
+        r = np.einsum(eq.replace(" ", ""), *[d(o) for o in ops])
+        return np.asarray(r).astype(dt or ops[0].dtype)
+
+    a, b = rf(3, 4), rf(4, 5)
+    case("Einsum", "matmul", [a, b], [ein("ij,jk->ik", a, b)],
+         {"equation": "ij,jk->ik"})
+    case("Einsum", "implicit", [a, b], [ein("ij,jk", a, b)],
+         {"equation": "ij,jk"})
+    case("Einsum", "transpose", [a], [ein("ij->ji", a)],
+         {"equation": "ij->ji"})
+    case("Einsum", "sum_all", [a], [ein("ij->", a)], {"equation": "ij->"})
+    x = rf(4, 4)
+    case("Einsum", "trace", [x], [ein("ii", x)], {"equation": "ii"})
+    x = rf(2, 3, 3)
+    case("Einsum", "batch_diagonal", [x], [ein("...ii->...i", x)],
+         {"equation": "...ii ->...i"})
+    a, b = rf(2, 3, 4), rf(2, 4, 2)
+    case("Einsum", "batch_matmul", [a, b], [ein("bij,bjk->bik", a, b)],
+         {"equation": "bij, bjk -> bik"})
+    a, b = rf(2, 1, 3, 4), rf(5, 4, 2)
+    case("Einsum", "ellipsis_bcast", [a, b],
+         [ein("...ij,...jk->...ik", a, b)],
+         {"equation": "...ij,...jk->...ik"})
+    a, b = rf(3), rf(4)
+    case("Einsum", "outer", [a, b], [ein("i,j->ij", a, b)],
+         {"equation": "i,j->ij"})
+    a, b, c = rf(2, 3), rf(3, 4), rf(4, 2)
+    case("Einsum", "three", [a, b, c], [ein("ij,jk,kl->il", a, b, c)],
+         {"equation": "ij,jk,kl->il"})
+    a, b = ri(2, 3, dt=i64), ri(3, dt=i64)
+    case("Einsum", "i64", [a, b], [ein("ij,j->i", a, b, dt=i64)],
+         {"equation": "ij,j->i"})
+    a = rf(2, 3, dt=f64)
+    case("Einsum", "f64_upper", [a], [ein("Ab->bA", a)],
+         {"equation": "Ab->bA"})
+
+
+def qround(v, dt):
+    lo, hi = (0, 255) if dt == u8 else (-128, 127)
+    return np.clip(np.rint(v), lo, hi).astype(dt)
+
+
+def gen_quantize():
+    # QuantizeLinear: per tensor u8 and i8 (halves to even, saturation),
+    # no zero point (u8), per axis 1 and axis 0, i32 input;
+    # DequantizeLinear: per tensor u8, i8, per axis, i32 without zero
+    # point; DynamicQuantizeLinear: ONNX's example and all-positive data
+    seed("QuantizeLinear")
+    x = np.array([0, 2, 3, 5, 1000, -254, -1000, -3, 257], f32)
+    s, z = np.array(2.0, f32), np.array(128, u8)
+    case("QuantizeLinear", "u8", [x, s, z], [qround(np.rint(x / s) + z, u8)])
+    s, z = np.array(4.0, f32), np.array(-2, i8)
+    case("QuantizeLinear", "i8", [x, C(s), C(z)],
+         [qround(np.rint(x / s) + d(z), i8)])
+    case("QuantizeLinear", "no_zp", [x, C(np.array(3.0, f32))],
+         [qround(x / np.float32(3.0), u8)])
+    x = rf(1, 3, 2, 2, lo=-100, hi=100)
+    s, z = np.array([2, 4, 5], f32), np.array([84, 24, 196], u8)
+    case("QuantizeLinear", "axis1", [x, s, z],
+         [qround(np.rint(x / s.reshape(1, 3, 1, 1)) +
+                 d(z).reshape(1, 3, 1, 1), u8)])
+    x = rf(2, 3, lo=-100, hi=100)
+    s, z = np.array([0.5, 3.0], f32), np.array([0, -10], i8)
+    case("QuantizeLinear", "axis0", [x, s, z],
+         [qround(np.rint(x / s.reshape(2, 1)) + d(z).reshape(2, 1), i8)],
+         {"axis": 0})
+    x = ri(5, lo=-500, hi=500)
+    case("QuantizeLinear", "i32", [x, np.array(2.0, f32), np.array(10, u8)],
+         [qround(np.rint(d(x) / 2.0) + 10, u8)])
+    seed("DequantizeLinear")
+    x = np.array([0, 3, 128, 255], u8)
+    case("DequantizeLinear", "u8", [x, np.array(2.0, f32),
+                                    np.array(128, u8)],
+         [((d(x) - 128) * 2).astype(f32)])
+    x = np.array([-128, -1, 0, 127], i8)
+    case("DequantizeLinear", "i8", [x, C(np.array(0.5, f32)),
+                                    C(np.array(-3, i8))],
+         [((d(x) + 3) * 0.5).astype(f32)])
+    x = R.integers(0, 256, (1, 3, 2, 2)).astype(u8)
+    s, z = np.array([2, 4, 5], f32), np.array([84, 24, 196], u8)
+    case("DequantizeLinear", "axis1", [x, s, z],
+         [((d(x) - d(z).reshape(1, 3, 1, 1)) *
+           d(s).reshape(1, 3, 1, 1)).astype(f32)])
+    x = ri(4, lo=-1000, hi=1000)
+    case("DequantizeLinear", "i32", [x, np.array(0.25, f32)],
+         [(d(x) * 0.25).astype(f32)])
+    seed("DynamicQuantizeLinear")
+    for name, x in (("example", np.array([0, 2, -3, -2.5, 1.34, 0.5], f32)),
+                    ("positive", np.array([[1, 2.1, 1.3, 2.5],
+                                           [3.34, 4.0, 1.5, 2.6]], f32))):
+        lo, hi = min(0.0, float(x.min())), max(0.0, float(x.max()))
+        sc = np.float32((np.float32(hi) - np.float32(lo)) / np.float32(255))
+        zp = qround(np.float32(-np.float32(lo) / sc), u8)
+        y = qround(np.rint(x / sc) + zp, u8)
+        case("DynamicQuantizeLinear", name, [x],
+             [y, np.array(sc, f32), np.array(zp, u8)])
+
+
+def conv_int_ref(x, w, b, strides, pads):
+    """Conv of integer-valued float64 operands (exact), via conv_ref."""
+    return conv_ref(d(x), d(w), None if b is None else d(b), strides, pads,
+                    [1] * (x.ndim - 2), 1)
+
+
+def gen_qmatmul_qconv():
+    # MatMulInteger: u8 with zero points, i8 without, per-row / per-column
+    # zero points, a 3-D batch; QLinearMatMul: ONNX's example, i8 with
+    # per-row and per-column scales; ConvInteger: u8 with zero points,
+    # pads; QLinearConv: per tensor with bias, per channel i8 weights
+    seed("MatMulInteger")
+    A = np.array([[11, 7, 3], [10, 6, 2], [9, 5, 1], [8, 4, 0]], u8)
+    B = np.array([[1, 4], [2, 5], [3, 6]], u8)
+    case("MatMulInteger", "u8_zp", [A, B, np.array(12, u8),
+                                    np.array(0, u8)],
+         [((d(A) - 12) @ d(B)).astype(i32)])
+    A, B = ri(2, 5, lo=-128, hi=128, dt=i8), ri(5, 3, lo=-128, hi=128, dt=i8)
+    case("MatMulInteger", "i8", [A, B], [(d(A) @ d(B)).astype(i32)])
+    A = R.integers(0, 256, (3, 4)).astype(u8)
+    B = R.integers(0, 256, (4, 2)).astype(u8)
+    za, zb = np.array([1, 100, 255], u8), np.array([128, 7], u8)
+    case("MatMulInteger", "per_row_col", [A, B, za, zb],
+         [((d(A) - d(za)[:, None]) @ (d(B) - d(zb))).astype(i32)])
+    A = R.integers(0, 256, (2, 2, 3)).astype(u8)
+    B = R.integers(0, 256, (3, 4)).astype(u8)
+    case("MatMulInteger", "batch", [A, B, C(np.array(128, u8))],
+         [((d(A) - 128) @ d(B)).astype(i32)])
+    seed("QLinearMatMul")
+
+    def qmm(a, sa, za, b, sb, zb, sy, zy, dt):
+        acc = (d(a) - d(za).reshape(-1, 1)) @ (d(b) - d(zb))
+        m = (d(sa).reshape(-1, 1) * d(sb)) / d(sy)
+        return qround(acc * m + d(zy), dt)
+
+    a = np.array([[208, 236, 0, 238], [3, 214, 255, 29]], u8)
+    b = np.array([[152, 51, 244], [60, 26, 255], [0, 127, 246],
+                  [127, 254, 247]], u8)
+    prm = [np.array([0.0066], f32), np.array([113], u8),
+           np.array([0.00705], f32), np.array([114], u8),
+           np.array([0.0107], f32), np.array([118], u8)]
+    case("QLinearMatMul", "example", [a, prm[0], prm[1], b, prm[2], prm[3],
+                                      prm[4], prm[5]],
+         [qmm(a, prm[0], prm[1], b, prm[2], prm[3], prm[4], prm[5], u8)])
+    a, b = ri(3, 4, lo=-128, hi=128, dt=i8), ri(4, 2, lo=-128, hi=128, dt=i8)
+    sa, za = np.array([0.01, 0.02, 0.03], f32), np.array([0, 1, -1], i8)
+    sb, zb = np.array([0.05, 0.04], f32), np.array([3, -3], i8)
+    sy, zy = np.array(0.5, f32), np.array(-5, i8)
+    case("QLinearMatMul", "i8_rows_cols", [a, C(sa), C(za), b, C(sb), C(zb),
+                                           C(sy), C(zy)],
+         [qmm(a, sa, za, b, sb, zb, sy, zy, i8)])
+    seed("ConvInteger")
+    x = R.integers(0, 256, (1, 2, 4, 4)).astype(u8)
+    w = R.integers(0, 256, (3, 2, 2, 2)).astype(u8)
+    case("ConvInteger", "u8_zp", [x, w, np.array(100, u8),
+                                  np.array(128, u8)],
+         [conv_int_ref(d(x) - 100, d(w) - 128, None, [1, 1],
+                       [0] * 4).astype(i32)])
+    x = R.integers(0, 256, (1, 1, 3, 3)).astype(u8)
+    w = R.integers(0, 256, (1, 1, 2, 2)).astype(u8)
+    case("ConvInteger", "pads", [x, w, np.array(1, u8)],
+         [conv_int_ref(d(x) - 1, d(w), None, [1, 1],
+                       [1, 1, 1, 1]).astype(i32)],
+         {"pads": [1, 1, 1, 1]})
+    seed("QLinearConv")
+
+    def qconv(x, sx, zx, w, sw, zw, sy, zy, b, pads, dt):
+        M = w.shape[0]
+        acc = conv_int_ref(d(x) - d(zx), d(w) - d(zw).reshape(-1, 1, 1, 1)
+                           if np.size(zw) > 1 else d(w) - d(zw),
+                           b, [1, 1], pads)
+        m = d(sx) * d(sw).reshape(1, -1, 1, 1) / d(sy)
+        if np.size(sw) == 1:
+            m = np.full((1, M, 1, 1), d(sx) * d(sw).item() / d(sy))
+        return qround(acc * m + d(zy), dt)
+
+    x = R.integers(0, 256, (1, 2, 4, 4)).astype(u8)
+    w = R.integers(0, 256, (3, 2, 3, 3)).astype(u8)
+    b = ri(3, lo=-5000, hi=5000)
+    prm = [np.array(0.02, f32), np.array(120, u8), np.array(0.01, f32),
+           np.array(130, u8), np.array(0.3, f32), np.array(100, u8)]
+    case("QLinearConv", "u8_bias", [x, prm[0], prm[1], w, prm[2], prm[3],
+                                    prm[4], prm[5], b],
+         [qconv(x, prm[0], prm[1], w, prm[2], prm[3], prm[4], prm[5], b,
+                [1, 1, 1, 1], u8)], {"pads": [1, 1, 1, 1]})
+    x = R.integers(0, 256, (1, 1, 3, 3)).astype(u8)
+    w = ri(2, 1, 2, 2, lo=-128, hi=128, dt=i8)
+    sw, zw = np.array([0.01, 0.03], f32), np.array([0, 2], i8)
+    case("QLinearConv", "per_channel", [x, C(np.array(0.05, f32)),
+                                        C(np.array(10, u8)), w, C(sw),
+                                        C(zw), C(np.array(0.2, f32)),
+                                        C(np.array(5, i8))],
+         [qconv(x, np.array(0.05, f32), np.array(10, u8), w, sw, zw,
+                np.array(0.2, f32), np.array(5, i8), None, [0] * 4, i8)])
+
+
+def nll_ref(logp, target, weight=None, reduction="mean", ignore_index=None):
+    """ONNX's NegativeLogLikelihoodLoss in float64: the negated
+    log-probability of each target class, weighted (0 where ignored),
+    then none / sum / mean (the sum over the sum of the weights)."""
+    N, Cc = logp.shape[:2]
+    lp = d(logp).reshape(N, Cc, -1)
+    t = target.reshape(N, -1)
+    loss = np.zeros(t.shape)
+    w = np.zeros(t.shape)
+    for n in range(N):
+        for k in range(t.shape[1]):
+            if ignore_index is not None and t[n, k] == ignore_index:
+                continue
+            w[n, k] = 1.0 if weight is None else d(weight)[t[n, k]]
+            loss[n, k] = -w[n, k] * lp[n, t[n, k], k]
+    if reduction == "none":
+        return loss.reshape(target.shape)
+    if reduction == "sum":
+        return np.array(loss.sum())
+    return np.array(loss.sum() / w.sum())
+
+
+def log_softmax1(x):
+    x = d(x)
+    m = np.max(x, axis=1, keepdims=True)
+    return x - m - np.log(np.sum(np.exp(x - m), axis=1, keepdims=True))
+
+
+def gen_losses():
+    # NegativeLogLikelihoodLoss: [N,C] mean, [N,C,d] with weights (mean),
+    # [N,C,d1,d2] sum, none, ignore_index (negative) with weights, i32
+    # targets, f64. SoftmaxCrossEntropyLoss: mean, sum with weights, none
+    # with the log_prob output, ignore_index, [N,C,d], f64
+    op = "NegativeLogLikelihoodLoss"
+    seed(op)
+    x, t = rf(3, 5), ri(3, lo=0, hi=5, dt=i64)
+    case(op, "NC_mean", [x, t], [like(nll_ref(x, t), x)])
+    x, t, w = rf(2, 4, 3), ri(2, 3, lo=0, hi=4, dt=i64), rf(4, lo=0.1, hi=1)
+    case(op, "NCd_weight", [x, t, w], [like(nll_ref(x, t, w), x)])
+    x, t = rf(2, 3, 2, 2), ri(2, 2, 2, lo=0, hi=3, dt=i64)
+    case(op, "NCd1d2_sum", [x, t], [like(nll_ref(x, t, None, "sum"), x)],
+         {"reduction": "sum"})
+    case(op, "NCd1d2_none", [x, t], [like(nll_ref(x, t, None, "none"), x)],
+         {"reduction": "none"})
+    x, w = rf(2, 3, 4), rf(3, lo=0.1, hi=1)
+    t = np.array([[0, -1, 2, 1], [-1, -1, 1, 2]], i64)
+    case(op, "ignore_weight", [x, t, C(w)],
+         [like(nll_ref(x, t, w, "mean", -1), x)], {"ignore_index": -1})
+    x, t = rf(4, 3), ri(4, lo=0, hi=3)
+    t[1] = 7
+    case(op, "i32_ignore_sum", [x, t],
+         [like(nll_ref(x, t, None, "sum", 7), x)],
+         {"ignore_index": 7, "reduction": "sum"})
+    x, t = rf(2, 3, dt=f64), ri(2, lo=0, hi=3, dt=i64)
+    case(op, "f64_none", [x, t], [nll_ref(x, t, None, "none")],
+         {"reduction": "none"})
+    op = "SoftmaxCrossEntropyLoss"
+    seed(op)
+    x, t = rf(3, 5), ri(3, lo=0, hi=5, dt=i64)
+    case(op, "mean", [x, t], [like(nll_ref(log_softmax1(x), t), x)])
+    x, t, w = rf(2, 4, 3), ri(2, 3, lo=0, hi=4, dt=i64), rf(4, lo=0.1, hi=1)
+    case(op, "sum_weight", [x, t, w],
+         [like(nll_ref(log_softmax1(x), t, w, "sum"), x)],
+         {"reduction": "sum"})
+    x, t = rf(2, 3), ri(2, lo=0, hi=3, dt=i64)
+    lp = log_softmax1(x)
+    case(op, "none_log_prob", [x, t],
+         [like(nll_ref(lp, t, None, "none"), x), like(lp, x)],
+         {"reduction": "none"})
+    x = rf(2, 3, 4)
+    t = np.array([[0, 5, 2, 1], [5, 5, 1, 2]], i32)
+    case(op, "ignore", [x, t],
+         [like(nll_ref(log_softmax1(x), t, None, "mean", 5), x)],
+         {"ignore_index": 5})
+    x, t = rf(2, 4, dt=f64), ri(2, lo=0, hi=4, dt=i64)
+    case(op, "f64", [x, t], [nll_ref(log_softmax1(x), t)])
+
+
+
+GENERATORS_MATH = [
+    gen_math_unary, gen_sign_round, gen_isnan_isinf, gen_activations2,
+    gen_prelu, gen_bitwise, gen_mod, gen_compare2, gen_mean, gen_reduce2,
+    gen_argmin, gen_hardmax, gen_lpnorm, gen_mvn, gen_lrn, gen_instancenorm,
+    gen_lppool, gen_castlike, gen_det, gen_einsum, gen_quantize,
+    gen_qmatmul_qconv, gen_losses,
+]
+
+
+# --------------------------------------------------------------------------
+# more indexing, layout and sequence ops
+# (the ops of ops.def's section of that name: gathers and scatters, TopK,
+# NonZero, OneHot, CumSum, Trilu, EyeLike, DepthToSpace, SpaceToDepth,
+# Resize, Upsample, Size, Compress, ReverseSequence, Unique, RNN, GRU,
+# LSTM, NonMaxSuppression, RoiAlign). Expected values come from numpy
+# written here after the ONNX (opset <= 17) specifications and the
+# reference code of ONNX's own backend tests.
+
+
+def ix_gather_elements(x, ind, axis):
+    ind = np.where(ind < 0, ind + x.shape[axis], ind)
+    idx = list(np.indices(ind.shape, sparse=True))
+    idx[axis] = ind
+    return x[tuple(idx)]
+
+
+def gen_gatherelements():
+    # GatherElements: axis 0 and 1; negative indices; indices smaller than
+    # data in the other dim; 3-D axis -1; i32 indices; i64 and bool data;
+    # a symbolic dim
+    seed("GatherElements")
+
+    def ge(cname, x, ind, axis=0, **kw):
+        attrs = {"axis": axis} if axis != 0 else None
+        case("GatherElements", cname, [x, ind],
+             [ix_gather_elements(x, ind, axis % x.ndim)], attrs, **kw)
+
+    x = rf(3, 4)
+    ge("axis0", x, R.integers(0, 3, (2, 4)).astype(i64))
+    ge("axis1", x, R.integers(0, 4, (3, 5)).astype(i64), axis=1)
+    ge("neg_idx", x, R.integers(-4, 4, (3, 2)).astype(i64), axis=1)
+    ge("smaller", x, R.integers(0, 3, (2, 2)).astype(i64))
+    ge("3d_axis_m1", rf(2, 3, 4), R.integers(-4, 4, (2, 3, 6)).astype(i64),
+       axis=-1)
+    ge("i32_idx", x, R.integers(0, 3, (3, 4)).astype(i32))
+    ge("i64_data", ri(4, 2, dt=i64), R.integers(0, 4, (5, 2)).astype(i64))
+    ge("bool_data", rb(2, 3), R.integers(0, 3, (2, 3)).astype(i64), axis=1)
+    ge("sym", x, R.integers(0, 4, (3, 2)).astype(i64), axis=1,
+       in_dims=[("n", 4), ("n", 2)], out_dims=[("n", 2)])
+
+
+def ix_gather_nd(x, ind, b=0):
+    m = ind.shape[-1]
+    nb = int(np.prod(ind.shape[:b])) if b else 1
+    xr = x.reshape((nb,) + x.shape[b:])
+    ir = ind.reshape((nb, -1, m))
+    out = [xr[(bi,) + tuple(int(v) for v in t)]
+           for bi in range(nb) for t in ir[bi]]
+    shape = ind.shape[:-1] + x.shape[b + m:]
+    return np.asarray(out, dtype=x.dtype).reshape(shape)
+
+
+def gen_gathernd():
+    # GatherND: full tuples (elements), short tuples (slices), batch_dims
+    # 1 and 2, negative indices, i32 data, i32 indices, 1-D indices
+    seed("GatherND")
+
+    def gn(cname, x, ind, b=0):
+        attrs = {"batch_dims": b} if b else None
+        case("GatherND", cname, [x, ind], [ix_gather_nd(x, ind, b)], attrs)
+
+    x = rf(3, 4)
+    gn("elements", x, np.array([[0, 1], [2, 3], [1, 0]], i64))
+    gn("rows", rf(3, 4, 2), np.array([[[2], [0]], [[1], [1]]], i64))
+    gn("batch1", rf(2, 3, 4), np.array([[[1, 3], [0, 0]], [[2, 1], [1, 2]]],
+                                       i64), b=1)
+    gn("batch2", rf(2, 3, 4), np.array([[[1], [3], [0]], [[2], [0], [1]]],
+                                       i64), b=2)
+    gn("neg_idx", x, np.array([[-1, -4], [0, -2]], i64))
+    gn("i32_data", ri(2, 2, 3, dt=i32), np.array([[1, 0], [0, 1]], i64))
+    gn("1d_idx", x, np.array([1, 2], i64))
+
+
+def ix_scatter_elements(x, ind, upd, axis, reduction="none"):
+    y = x.copy()
+    ind = np.where(ind < 0, ind + x.shape[axis], ind)
+    for idx in np.ndindex(ind.shape):
+        t = list(idx)
+        t[axis] = ind[idx]
+        t = tuple(t)
+        if reduction == "none":
+            y[t] = upd[idx]
+        elif reduction == "add":
+            y[t] = y[t] + upd[idx]
+        elif reduction == "mul":
+            y[t] = y[t] * upd[idx]
+        elif reduction == "max":
+            y[t] = max(y[t], upd[idx])
+        else:
+            y[t] = min(y[t], upd[idx])
+    return y
+
+
+def gen_scatterelements():
+    # ScatterElements: axis 0 and 1, negative indices, indices smaller than
+    # data, the reductions add (with repeated indices), mul, max, min, i64
+    # and f64 data, 3-D; Scatter (the deprecated alias) with and without
+    # axis
+    seed("ScatterElements")
+
+    def se(cname, x, ind, upd, axis=0, reduction=None, op="ScatterElements"):
+        attrs = {}
+        if axis:
+            attrs["axis"] = axis
+        if reduction:
+            attrs["reduction"] = reduction
+        y = ix_scatter_elements(x, ind, upd, axis % x.ndim,
+                                reduction or "none")
+        case(op, cname, [x, ind, upd], [y], attrs or None)
+
+    x = rf(3, 3)
+    se("axis0", x, np.array([[1, 0, 2], [0, 2, 1]], i64), rf(2, 3))
+    se("axis1", x, np.array([[2, 0], [1, 1], [0, 2]], i64), rf(3, 2), axis=1)
+    se("neg_idx", x, np.array([[-1, -3]], i64), rf(1, 2), axis=1)
+    se("add_dup", rf(1, 5), np.array([[1, 1, 3]], i64), rf(1, 3), axis=1,
+       reduction="add")
+    se("mul", rf(2, 3), np.array([[1, 1], [0, 2]], i64), rf(2, 2), axis=1,
+       reduction="mul")
+    se("max", rf(3, 2), np.array([[0, 1], [0, 1], [2, 0]], i64), rf(3, 2),
+       reduction="max")
+    se("min", rf(3, 2), np.array([[2, 1], [2, 1]], i64), rf(2, 2),
+       reduction="min")
+    se("i64", ri(4, 2, dt=i64), np.array([[3, 0], [1, 2]], i64),
+       ri(2, 2, dt=i64), reduction="add")
+    se("f64_3d", rf(2, 3, 2, dt=f64), R.integers(0, 3, (2, 2, 2)).astype(i32),
+       rf(2, 2, 2, dt=f64), axis=1)
+    se("with_axis", x, np.array([[1, 0]], i64), rf(1, 2), axis=1,
+       op="Scatter")
+    se("without_axis", x, np.array([[2, 0, 1]], i64), rf(1, 3), op="Scatter")
+
+
+def ix_scatter_nd(x, ind, upd, reduction="none"):
+    y = x.copy()
+    for idx in np.ndindex(ind.shape[:-1]):
+        t = tuple(int(v) for v in ind[idx])
+        u = upd[idx]
+        if reduction == "none":
+            y[t] = u
+        elif reduction == "add":
+            y[t] = y[t] + u
+        elif reduction == "mul":
+            y[t] = y[t] * u
+        elif reduction == "max":
+            y[t] = np.maximum(y[t], u)
+        else:
+            y[t] = np.minimum(y[t], u)
+    return y
+
+
+def gen_scatternd():
+    # ScatterND: element updates (k = rank), slice updates, 2-D index grid,
+    # negative indices, the reductions add (repeated indices), mul, max,
+    # min, i32 data
+    seed("ScatterND")
+
+    def sn(cname, x, ind, upd, reduction=None):
+        attrs = {"reduction": reduction} if reduction else None
+        case("ScatterND", cname, [x, ind, upd],
+             [ix_scatter_nd(x, ind, upd, reduction or "none")], attrs)
+
+    sn("elements", rf(8), np.array([[4], [3], [1], [7]], i64), rf(4))
+    sn("slices", rf(4, 3, 2), np.array([[0], [2]], i64), rf(2, 3, 2))
+    sn("grid", rf(3, 4), np.array([[[0, 1], [2, 3]], [[1, 1], [0, 0]]], i64),
+       rf(2, 2))
+    sn("neg_idx", rf(3, 4), np.array([[-1, -2], [0, -4]], i64), rf(2))
+    sn("add", rf(4, 2), np.array([[1], [1], [3]], i64), rf(3, 2),
+       reduction="add")
+    sn("mul", rf(4, 2), np.array([[0], [0]], i64), rf(2, 2), reduction="mul")
+    sn("max", rf(3, 3), np.array([[0, 0], [2, 1], [0, 0]], i64), rf(3),
+       reduction="max")
+    sn("min", rf(3, 3), np.array([[1], [2]], i64), rf(2, 3), reduction="min")
+    sn("i32", ri(2, 3, dt=i32), np.array([[1, 2], [0, 0]], i64),
+       ri(2, dt=i32))
+
+
+def ix_topk(x, k, axis, largest=True):
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis=axis), idx.astype(i64)
+
+
+def gen_topk():
+    # TopK: largest along axis 1 and -1, smallest, axis 0, ties (the lower
+    # index first), k = 0 and k = dim, i64 data, K as a graph input, the
+    # opset-1 form with attribute k
+    seed("TopK")
+
+    def tk(cname, x, k, axis=-1, largest=1, param=False, attr_k=False):
+        attrs = {"axis": axis} if axis != -1 else {}
+        if not largest:
+            attrs["largest"] = 0
+        vals, idx = ix_topk(x, k, axis % x.ndim, bool(largest))
+        if attr_k:
+            attrs["k"] = k
+            ins = [x]
+        else:
+            kk = np.array([k], i64)
+            ins = [x, kk if param else C(kk)]
+        case("TopK", cname, ins, [vals, idx], attrs or None)
+
+    x = rf(3, 5)
+    tk("axis1", x, 3, axis=1)
+    tk("neg_axis", rf(2, 3, 4), 2)
+    tk("smallest", x, 2, axis=1, largest=0)
+    tk("axis0", x, 2, axis=0)
+    tk("ties", np.array([[1, 3, 3, 2, 3], [0, 0, 1, 1, 0]], f32), 3)
+    tk("ties_smallest", np.array([[1, 3, 3, 1, 3]], f32), 3, largest=0)
+    tk("k0", x, 0)
+    tk("k_all", x, 5)
+    tk("i64", ri(2, 6, dt=i64), 4)
+    tk("param", x, 2, param=True)
+    tk("attr_k", x, 2, axis=1, attr_k=True)
+
+
+def gen_nonzero():
+    # NonZero: 2-D f32 (with -0.0 and nan), 3-D bool, 1-D i32, all zero
+    seed("NonZero")
+    x = np.array([[1.0, 0.0, -0.0], [np.nan, 2.5, 0.0]], f32)
+    case("NonZero", "f32", [x], [np.array(np.nonzero(x), i64)])
+    x = rb(2, 3, 2)
+    case("NonZero", "bool_3d", [x], [np.array(np.nonzero(x), i64)])
+    x = ri(7, lo=-1, hi=2)
+    case("NonZero", "i32", [x], [np.array(np.nonzero(x), i64)])
+    x = np.zeros((2, 3), f32)
+    case("NonZero", "all_zero", [x], [np.zeros((2, 0), i64)])
+
+
+def ix_onehot(ind, depth, values, axis=-1):
+    ind = np.asarray(ind).astype(i64)
+    r = ind.ndim
+    ax = axis if axis >= 0 else axis + r + 1
+    k = np.where(ind < 0, ind + depth, ind)
+    grid = np.arange(depth).reshape([depth if d == ax else 1
+                                     for d in range(r + 1)])
+    return np.where(np.expand_dims(k, ax) == grid, values[1],
+                    values[0]).astype(values.dtype)
+
+
+def gen_onehot():
+    # OneHot: default axis -1, axis 0 and 1, negative axis, negative and
+    # out-of-range indices, float indices and depth, i64 values, depth as
+    # graph input
+    seed("OneHot")
+
+    def oh(cname, ind, depth, values, axis=-1, param=False):
+        attrs = {"axis": axis} if axis != -1 else None
+        dp = np.asarray(depth)
+        case("OneHot", cname, [ind, dp if param else C(dp), C(values)],
+             [ix_onehot(ind, int(dp.reshape(-1)[0]), values, axis)], attrs)
+
+    v = np.array([0.0, 1.0], f32)
+    oh("default", np.array([[1, 4], [0, 2]], i64), np.array(5, i64), v)
+    oh("axis0", np.array([2, 0, 1], i64), np.array([3], i64),
+       np.array([-1.0, 2.5], f32), axis=0)
+    oh("axis1", np.array([[0, 3], [2, 1]], i32), np.array(4, i64), v, axis=1)
+    oh("neg_axis", np.array([[0, 3], [2, 1]], i64), np.array(4, i64), v,
+       axis=-2)
+    oh("neg_idx", np.array([-1, -3, 9, -7, 0], i64), np.array(3, i64), v)
+    oh("float", np.array([1.7, 0.2, 2.9], f32), np.array(3.5, f32),
+       np.array([3, 7], i64))
+    oh("param", np.array([[1], [0]], i64), np.array(2, i64), v, param=True)
+
+
+def ix_cumsum(x, axis, exclusive=0, reverse=0):
+    d = np.asarray(x).astype(f64 if x.dtype.kind == "f" else i64)
+    if reverse:
+        d = np.flip(d, axis)
+    y = np.cumsum(d, axis=axis)
+    if exclusive:
+        y = y - d
+    if reverse:
+        y = np.flip(y, axis)
+    return y.astype(x.dtype)
+
+
+def gen_cumsum():
+    # CumSum: 1-D, exclusive, reverse, both; 2-D axis 0, 1 and -1; i32,
+    # i64 and f64; the axis as i32 and as a graph input; a symbolic dim
+    seed("CumSum")
+
+    def cs(cname, x, axis, ex=0, rev=0, at=i64, param=False, **kw):
+        attrs = {}
+        if ex:
+            attrs["exclusive"] = 1
+        if rev:
+            attrs["reverse"] = 1
+        a = np.array(axis, at)
+        case("CumSum", cname, [x, a if param else C(a)],
+             [ix_cumsum(x, axis, ex, rev)], attrs or None, **kw)
+
+    x = rf(5)
+    cs("1d", x, 0)
+    cs("1d_exclusive", x, 0, ex=1)
+    cs("1d_reverse", x, 0, rev=1)
+    cs("1d_reverse_exclusive", x, 0, ex=1, rev=1)
+    x = rf(3, 4)
+    cs("2d_axis0", x, 0)
+    cs("2d_axis1", x, 1, rev=1)
+    cs("2d_neg_axis", x, -1, ex=1)
+    cs("i32", ri(2, 5), 1, at=i32)
+    cs("i64", ri(4, 3, dt=i64), 0, ex=1, rev=1)
+    cs("f64", rf(2, 3, dt=f64), 1, param=True)
+    cs("sym", rf(3, 2), 1, in_dims=[("n", 2)], out_dims=[("n", 2)])
+
+
+def gen_trilu():
+    # Trilu: upper (default) and lower, k positive, negative and past the
+    # matrix, non-square, batched 3-D, i64, k as a graph input, a symbolic
+    # batch dim
+    seed("Trilu")
+
+    def tr(cname, x, k=None, upper=1, param=False, **kw):
+        attrs = {"upper": 0} if not upper else None
+        ins = [x]
+        if k is not None:
+            kk = np.array(k, i64)
+            ins.append(kk if param else C(kk))
+        kv = 0 if k is None else k
+        y = np.triu(x, kv) if upper else np.tril(x, kv)
+        case("Trilu", cname, ins, [y], attrs, **kw)
+
+    x = rf(4, 5)
+    tr("triu", x)
+    tr("tril", x, upper=0)
+    tr("triu_pos", x, 2)
+    tr("triu_neg", x, -1)
+    tr("tril_pos", x, 1, upper=0)
+    tr("tril_neg", x, -2, upper=0)
+    tr("triu_out", x, 7)
+    tr("tril_out_neg", x, -9, upper=0)
+    tr("3d", rf(2, 3, 3), 0, upper=0)
+    tr("i64", ri(3, 2, dt=i64), 1)
+    tr("param", x, -1, param=True)
+    tr("sym", rf(3, 4, 4), in_dims=[("b", 4, 4)], out_dims=[("b", 4, 4)])
+
+
+def gen_eyelike():
+    # EyeLike: square, non-square with k 1 and -2, dtype attribute (i64
+    # from f32, bool), k past the matrix, f64
+    seed("EyeLike")
+
+    def ey(cname, x, k=0, dtype=None):
+        attrs = {}
+        if k:
+            attrs["k"] = k
+        dt = x.dtype
+        if dtype is not None:
+            attrs["dtype"] = ONNX_CODE[dtype]
+            dt = np.dtype(dtype)
+        case("EyeLike", cname, [x],
+             [np.eye(x.shape[0], x.shape[1], k, dtype=dt)], attrs or None)
+
+    ey("square", rf(3, 3))
+    ey("k1", rf(3, 4), k=1)
+    ey("k_m2", rf(4, 3), k=-2)
+    ey("dtype_i64", rf(2, 3), dtype=i64)
+    ey("dtype_bool", ri(3, 3), k=-1, dtype=BOOL)
+    ey("k_out", rf(2, 2), k=5)
+    ey("f64", rf(2, 4, dt=f64), k=2)
+
+
+def ix_d2s(x, b, mode="DCR"):
+    n, c, h, w = x.shape
+    if mode == "DCR":
+        t = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(n, c // (b * b), h * b, w * b)
+
+
+def ix_s2d(x, b):
+    n, c, h, w = x.shape
+    t = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return t.reshape(n, c * b * b, h // b, w // b)
+
+
+def gen_depthtospace():
+    # DepthToSpace: DCR (default) and CRD, blocksize 2 and 3, batch 2,
+    # i64; SpaceToDepth: blocksize 2 and 3, i64
+    seed("DepthToSpace")
+    x = rf(1, 8, 2, 3)
+    case("DepthToSpace", "dcr", [x], [ix_d2s(x, 2)], {"blocksize": 2})
+    case("DepthToSpace", "crd", [x], [ix_d2s(x, 2, "CRD")],
+         {"blocksize": 2, "mode": "CRD"})
+    x = rf(2, 9, 2, 1)
+    case("DepthToSpace", "b3", [x], [ix_d2s(x, 3)], {"blocksize": 3})
+    x = ri(1, 4, 1, 2, dt=i64)
+    case("DepthToSpace", "i64_crd", [x], [ix_d2s(x, 2, "CRD")],
+         {"blocksize": 2, "mode": "CRD"})
+    seed("SpaceToDepth")
+    x = rf(1, 2, 4, 6)
+    case("SpaceToDepth", "b2", [x], [ix_s2d(x, 2)], {"blocksize": 2})
+    x = rf(2, 1, 3, 6)
+    case("SpaceToDepth", "b3", [x], [ix_s2d(x, 3)], {"blocksize": 3})
+    x = ri(1, 3, 2, 2, dt=i64)
+    case("SpaceToDepth", "i64", [x], [ix_s2d(x, 2)], {"blocksize": 2})
+    x = rf(1, 8, 2, 3)
+    case("SpaceToDepth", "roundtrip", [ix_d2s(x, 2)], [x], {"blocksize": 2})
+
+
+# Resize: ONNX's interpolation (onnx/backend/test/case/node/resize.py),
+# one axis at a time: an output position maps to an input coordinate, the
+# n nearest positions of the edge-padded input get the weights.
+
+def ix_resize_weights(n_in, n_out, scale, mode, ctm, nearest, a, excl,
+                      roi=(0.0, 1.0)):
+    """[n_out, n_in] weights and the positions outside (tf_crop)."""
+    wts = np.zeros((n_out, n_in))
+    outside = np.zeros(n_out, bool)
+    ow = scale * n_in
+    for x in range(n_out):
+        if ctm == "align_corners":
+            xo = 0.0 if ow == 1 else x * (n_in - 1) / (ow - 1)
+        elif ctm == "asymmetric":
+            xo = x / scale
+        elif ctm == "tf_crop_and_resize":
+            ln = np.float32(roi[1]) - np.float32(roi[0])
+            xo = (ln * (n_in - 1) / 2 if ow == 1
+                  else x * ln * (n_in - 1) / (ow - 1))
+            xo += roi[0] * (n_in - 1)
+            if xo < 0 or xo > n_in - 1:
+                outside[x] = True
+                continue
+        elif ctm == "pytorch_half_pixel":
+            xo = -0.5 if ow == 1 else (x + 0.5) / scale - 0.5
+        elif ctm == "tf_half_pixel_for_nn":
+            xo = (x + 0.5) / scale
+        else:
+            xo = (x + 0.5) / scale - 0.5
+        xo = float(xo)
+        fl = math.floor(xo)
+        ratio = 1.0 if xo == fl else xo - fl
+        if mode == "nearest":
+            if xo == fl:
+                c = [0.0, 1.0]
+            else:
+                c = {"round_prefer_floor": [ratio <= 0.5, ratio > 0.5],
+                     "round_prefer_ceil": [ratio < 0.5, ratio >= 0.5],
+                     "floor": [1, 0], "ceil": [0, 1]}[nearest]
+        elif mode == "linear":
+            c = [1 - ratio, ratio]
+        else:
+            r, q = ratio, 1 - ratio
+            c = [((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+                 ((a + 2) * r - (a + 3)) * r * r + 1,
+                 ((a + 2) * q - (a + 3)) * q * q + 1,
+                 ((a * (q + 1) - 5 * a) * (q + 1) + 8 * a) * (q + 1) - 4 * a]
+        c = np.array(c, f64)
+        n = len(c)
+        pad = (n + 1) // 2
+        cand = sorted(range(n_in + 2 * pad),
+                      key=lambda i: (abs(xo + pad - i), i))[:n]
+        pos = np.array(sorted(cand)) - pad
+        if excl:
+            c = np.where((pos < 0) | (pos >= n_in), 0.0, c)
+            c = c / c.sum()
+        for p, cw in zip(pos, c):
+            wts[x, min(max(p, 0), n_in - 1)] += cw
+    return wts, outside
+
+
+def ix_resize(x, scales=None, sizes=None, mode="nearest", ctm="half_pixel",
+              nearest="round_prefer_floor", a=-0.75, excl=0, roi=None,
+              extrap=0.0):
+    y = x.astype(f64)
+    mask = np.zeros((), bool)
+    for d in range(x.ndim):
+        if sizes is not None:
+            n_out = int(sizes[d])
+            s = n_out / x.shape[d]
+        else:
+            s = float(np.float32(scales[d]))
+            n_out = int(math.floor(s * x.shape[d]))
+        r = ((float(np.float32(roi[d])), float(np.float32(roi[x.ndim + d])))
+             if roi is not None else (0.0, 1.0))
+        wts, out = ix_resize_weights(x.shape[d], n_out, s, mode, ctm,
+                                     nearest, a, excl, r)
+        y = np.moveaxis(np.tensordot(wts, y, axes=([1], [d])), 0, d)
+        mask = mask | out.reshape([-1 if k == d else 1
+                                   for k in range(x.ndim)])
+    return np.where(mask, extrap, y).astype(x.dtype)
+
+
+def gen_resize():
+    # Resize: nearest with each nearest_mode, linear and cubic; the
+    # coordinate modes half_pixel, asymmetric, align_corners,
+    # pytorch_half_pixel, tf_crop_and_resize (with extrapolation),
+    # tf_half_pixel_for_nn; scales and sizes; up and down; cubic_coeff_a
+    # and exclude_outside; 3-D and f64; an empty scales input beside sizes;
+    # a symbolic batch dim kept by scale 1; scales as a graph input
+    seed("Resize")
+
+    def rs(cname, x, scales=None, sizes=None, param=False, roi=None,
+           in_dims=None, out_dims=None, **attrs):
+        kw = {}
+        names = {"mode": "mode", "ctm": "coordinate_transformation_mode",
+                 "nearest": "nearest_mode", "a": "cubic_coeff_a",
+                 "excl": "exclude_outside", "extrap": "extrapolation_value"}
+        node_attrs = {names[k]: v for k, v in attrs.items()}
+        kw.update(attrs)
+        y = ix_resize(x, scales, sizes, roi=roi, **kw)
+        sc = None if scales is None else np.array(scales, f32)
+        sz = None if sizes is None else np.array(sizes, i64)
+        r = None if roi is None else C(np.array(roi, f32))
+        ins = [x, r]
+        if sc is not None:
+            ins.append(sc if param else C(sc))
+        elif sz is not None:
+            empty = cname.endswith("empty")
+            ins.append(C(np.zeros(0, f32)) if empty else None)
+        if sz is not None:
+            ins.append(sz if param else C(sz))
+        case("Resize", cname, ins, [y], node_attrs or None, in_dims=in_dims,
+             out_dims=out_dims)
+
+    x = rf(1, 1, 2, 2)
+    x4 = rf(1, 1, 4, 4)
+    rs("nearest_up", x, scales=[1, 1, 2, 3])
+    rs("nearest_down", rf(1, 1, 2, 4), scales=[1, 1, 0.6, 0.6])
+    rs("nearest_sizes", x, sizes=[1, 1, 7, 8])
+    rs("nearest_ceil", x, sizes=[1, 1, 8, 8], nearest="ceil")
+    rs("nearest_floor_align", x, sizes=[1, 1, 8, 8], nearest="floor",
+       ctm="align_corners")
+    rs("nearest_prefer_ceil_asym", x4, sizes=[1, 1, 8, 8],
+       nearest="round_prefer_ceil", ctm="asymmetric")
+    rs("nearest_tf_half", x4, scales=[1, 1, 0.5, 1.5], mode="nearest",
+       ctm="tf_half_pixel_for_nn")
+    rs("linear_up", x, scales=[1, 1, 2, 2], mode="linear")
+    rs("linear_down", rf(1, 1, 2, 4), scales=[1, 1, 0.6, 0.6], mode="linear")
+    rs("linear_align", x, scales=[1, 1, 2, 2], mode="linear",
+       ctm="align_corners")
+    rs("linear_align_down", rf(1, 1, 2, 4), scales=[1, 1, 0.6, 0.6],
+       mode="linear", ctm="align_corners")
+    rs("linear_pytorch", x4, sizes=[1, 1, 3, 1], mode="linear",
+       ctm="pytorch_half_pixel")
+    rs("linear_asym", x4, scales=[1, 1, 1.5, 0.75], mode="linear",
+       ctm="asymmetric")
+    rs("tf_crop", x4, sizes=[1, 1, 3, 3], mode="linear",
+       ctm="tf_crop_and_resize", roi=[0, 0, 0.4, 0.6, 1, 1, 0.6, 0.8])
+    rs("tf_crop_extrap", x4, sizes=[1, 1, 3, 3], mode="linear",
+       ctm="tf_crop_and_resize", roi=[0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7],
+       extrap=10.0)
+    rs("cubic_up", x4, scales=[1, 1, 2, 2], mode="cubic")
+    rs("cubic_down", x4, scales=[1, 1, 0.8, 0.8], mode="cubic")
+    rs("cubic_align", x4, scales=[1, 1, 2, 2], mode="cubic",
+       ctm="align_corners")
+    rs("cubic_asym", x4, scales=[1, 1, 2, 2], mode="cubic", ctm="asymmetric")
+    rs("cubic_a_excl", x4, scales=[1, 1, 2, 2], mode="cubic", a=-0.5,
+       excl=1)
+    rs("cubic_sizes", x4, sizes=[1, 1, 9, 10], mode="cubic")
+    rs("3d_linear", rf(2, 3, 4), scales=[1, 1.5, 0.5], mode="linear")
+    rs("f64", rf(1, 2, 3, dt=f64), sizes=[1, 4, 5], mode="linear")
+    rs("sizes_scales_empty", x, sizes=[1, 1, 3, 5], mode="linear")
+    rs("param", x, scales=[1, 1, 2, 2], mode="linear", param=True)
+    rs("sym", rf(2, 1, 2, 2), scales=[1, 1, 2, 2],
+       in_dims=[("n", 1, 2, 2)], out_dims=[("n", 1, 4, 4)])
+
+
+def gen_upsample():
+    # Upsample: nearest with integer scales (a repeat), linear
+    # (asymmetric), scales as the opset-7 attribute
+    seed("Upsample")
+    x = rf(1, 1, 2, 2)
+    sc = np.array([1, 1, 2, 3], f32)
+    y = x.repeat(2, axis=2).repeat(3, axis=3)
+    case("Upsample", "nearest", [x, C(sc)], [y])
+    case("Upsample", "linear", [x, C(np.array([1, 1, 2, 2], f32))],
+         [ix_resize(x, [1, 1, 2, 2], mode="linear", ctm="asymmetric")],
+         {"mode": "linear"})
+    case("Upsample", "attr", [x], [y], {"scales": [1.0, 1.0, 2.0, 3.0]})
+
+
+def gen_size():
+    # Size: 3-D, a scalar, an empty tensor, bool
+    seed("Size")
+    for cname, x in (("3d", rf(2, 3, 4)), ("scalar", np.array(1.5, f32)),
+                     ("empty", np.zeros((3, 0), f32)), ("bool", rb(5))):
+        case("Size", cname, [x], [np.array(x.size, i64)])
+
+
+def gen_compress():
+    # Compress: axis 0 and 1, no axis (flattened), negative axis, a
+    # condition shorter than the axis, all false, i64 data
+    seed("Compress")
+
+    def cp(cname, x, cond, axis=None):
+        cond = np.array(cond, BOOL)
+        attrs = {"axis": axis} if axis is not None else None
+        case("Compress", cname, [x, cond], [np.compress(cond, x, axis=axis)],
+             attrs)
+
+    x = rf(3, 2)
+    cp("axis0", x, [0, 1, 1], 0)
+    cp("axis1", x, [0, 1], 1)
+    cp("flat", x, [0, 1, 0, 0, 1, 1])
+    cp("neg_axis", rf(2, 3, 4), [1, 0, 1, 1], -1)
+    cp("short", rf(4, 3), [1, 0], 0)
+    cp("none", x, [0, 0, 0], 0)
+    cp("i64", ri(2, 3, dt=i64), [1, 0, 1], 1)
+
+
+def ix_reverse_sequence(x, lens, batch_axis, time_axis):
+    y = x.copy()
+    for b, n in enumerate(lens):
+        src = [slice(None)] * x.ndim
+        src[batch_axis] = b
+        src[time_axis] = slice(0, n)
+        dst = list(src)
+        dst[time_axis] = slice(n - 1, None, -1) if n else slice(0, 0)
+        y[tuple(src)] = x[tuple(dst)]
+    return y
+
+
+def gen_reversesequence():
+    # ReverseSequence: time-major (default), batch-major, lengths 0 and
+    # full, 3-D, i64
+    seed("ReverseSequence")
+
+    def rv(cname, x, lens, ba=1, ta=0):
+        attrs = {"batch_axis": ba, "time_axis": ta} if (ba, ta) != (1, 0) \
+            else None
+        case("ReverseSequence", cname, [x, np.array(lens, i64)],
+             [ix_reverse_sequence(x, lens, ba, ta)], attrs)
+
+    rv("time", rf(4, 4), [4, 3, 2, 1])
+    rv("batch", rf(4, 4), [1, 2, 3, 4], ba=0, ta=1)
+    rv("zero_full", rf(3, 2, 2), [0, 3])
+    rv("i64_3d", ri(2, 5, 3, dt=i64), [5, 2], ba=0, ta=1)
+
+
+def ix_unique(x, axis=None, is_sorted=1):
+    y, first, inv, cnt = np.unique(x, return_index=True, return_inverse=True,
+                                   return_counts=True, axis=axis)
+    inv = inv.reshape(-1)
+    if not is_sorted:
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        first, cnt, inv = first[order], cnt[order], rank[inv]
+        y = np.take(x.reshape(-1) if axis is None else x, first,
+                    axis=0 if axis is None else axis)
+    return [y, first.astype(i64), inv.astype(i64), cnt.astype(i64)]
+
+
+def gen_unique():
+    # Unique: sorted and in order of appearance without axis, axis 0,
+    # axis 1 of a 3-D tensor, negative axis, i64, only the first output
+    seed("Unique")
+
+    def uq(cname, x, axis=None, is_sorted=1, n_out=4):
+        attrs = {}
+        if axis is not None:
+            attrs["axis"] = axis
+        if not is_sorted:
+            attrs["sorted"] = 0
+        outs = ix_unique(x, axis, is_sorted)[:n_out]
+        case("Unique", cname, [x], outs, attrs or None)
+
+    x = np.array([2.0, 1.0, 1.0, 3.0, 4.0, 3.0], f32)
+    uq("sorted", x)
+    uq("not_sorted", x, is_sorted=0)
+    x = np.array([[1, 0, 0], [1, 0, 0], [2, 3, 4]], f32)
+    uq("axis0", x, axis=0)
+    uq("axis0_not_sorted", x[::-1].copy(), axis=0, is_sorted=0)
+    x = np.array([[[1.0, 1.0], [0.0, 1.0], [2.0, 1.0], [0.0, 1.0]],
+                  [[1.0, 1.0], [0.0, 1.0], [2.0, 1.0], [0.0, 1.0]]], f32)
+    uq("axis1_3d", x, axis=1)
+    uq("neg_axis", np.array([[1, 0, 0, 2], [3, 0, 0, 1]], f32), axis=-1)
+    uq("i64", ri(3, 4, lo=-2, hi=3, dt=i64))
+    uq("y_only", np.array([3, 1, 3, 2], i32), n_out=1)
+
+
+# The recurrent ops, step by step in float64 following the ONNX operator
+# definitions: gates iofc (LSTM), zrh (GRU), one (RNN).
+
+RNN_ACTS = {
+    "relu": lambda x, a, b: np.maximum(x, 0),
+    "tanh": lambda x, a, b: np.tanh(x),
+    "sigmoid": lambda x, a, b: 1 / (1 + np.exp(-x)),
+    "leakyrelu": lambda x, a, b: np.where(x >= 0, x, a * x),
+    "hardsigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1),
+    "affine": lambda x, a, b: a * x + b,
+}
+RNN_ALPHA = {"leakyrelu": 0.01, "hardsigmoid": 0.2, "affine": 1.0}
+RNN_BETA = {"hardsigmoid": 0.5, "affine": 0.0}
+
+
+def ix_acts(names, alphas, betas):
+    fns, ia, ib = [], 0, 0
+    for n in names:
+        k = n.lower()
+        a, b = RNN_ALPHA.get(k), RNN_BETA.get(k)
+        if a is not None and alphas and ia < len(alphas):
+            a, ia = alphas[ia], ia + 1
+        if b is not None and betas and ib < len(betas):
+            b, ib = betas[ib], ib + 1
+        fns.append(lambda x, f=RNN_ACTS[k], a=a, b=b: f(x, a, b))
+    return fns
+
+
+def ix_rnn(kind, X, W, R, B=None, lens=None, h0=None, c0=None, P=None,
+           direction="forward", layout=0, lbr=0, clip=None, acts=None,
+           alphas=None, betas=None, input_forget=0):
+    """Y, Y_h (and Y_c for LSTM) of an RNN/GRU/LSTM node."""
+    g = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    na = {"RNN": 1, "GRU": 2, "LSTM": 3}[kind]
+    dflt = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
+            "LSTM": ["Sigmoid", "Tanh", "Tanh"]}[kind]
+    x = d(X)
+    if layout:
+        x = x.transpose(1, 0, 2)
+    seq, batch, _ = x.shape
+    nd = W.shape[0]
+    H = R.shape[2]
+    fns = ix_acts(acts or dflt * nd, alphas, betas)
+    st0 = lambda s: (np.zeros((nd, batch, H)) if s is None else
+                     (d(s).transpose(1, 0, 2) if layout else d(s)))
+    h0, c0 = st0(h0), st0(c0)
+    lens = [seq] * batch if lens is None else list(lens)
+    Y = np.zeros((seq, nd, batch, H))
+    Yh, Yc = np.zeros((nd, batch, H)), np.zeros((nd, batch, H))
+    cl = (lambda v: v) if clip is None else (lambda v: np.clip(v, -clip,
+                                                               clip))
+    for di in range(nd):
+        w, r = d(W[di]), d(R[di])
+        bb = np.zeros(2 * g * H) if B is None else d(B[di])
+        wb, rb = bb[:g * H], bb[g * H:]
+        p = np.zeros(3 * H) if P is None else d(P[di])
+        f = fns[di * na:(di + 1) * na]
+        rev = direction == "reverse" or di == 1
+        for b in range(batch):
+            h, c = h0[di, b].copy(), c0[di, b].copy()
+            n = lens[b]
+            for s in range(n):
+                t = n - 1 - s if rev else s
+                xw = w @ x[t, b] + wb
+                hr = r @ h + rb
+                if kind == "RNN":
+                    h = f[0](cl(xw + hr))
+                elif kind == "GRU":
+                    z = f[0](cl(xw[:H] + hr[:H]))
+                    rr = f[0](cl(xw[H:2 * H] + hr[H:2 * H]))
+                    if lbr:
+                        hh = xw[2 * H:] + rr * hr[2 * H:]
+                    else:
+                        hh = xw[2 * H:] + r[2 * H:] @ (rr * h) + rb[2 * H:]
+                    hh = f[1](cl(hh))
+                    h = (1 - z) * hh + z * h
+                else:
+                    i = f[0](cl(xw[:H] + hr[:H] + p[:H] * c))
+                    if input_forget:
+                        ff = 1 - i
+                    else:
+                        ff = f[0](cl(xw[2 * H:3 * H] + hr[2 * H:3 * H] +
+                                     p[2 * H:] * c))
+                    c = ff * c + i * f[1](cl(xw[3 * H:] + hr[3 * H:]))
+                    o = f[0](cl(xw[H:2 * H] + hr[H:2 * H] + p[H:2 * H] * c))
+                    h = o * f[2](c)
+                Y[t, di, b] = h
+            Yh[di, b], Yc[di, b] = h, c
+    if layout:
+        Y = Y.transpose(2, 0, 1, 3)
+        Yh, Yc = Yh.transpose(1, 0, 2), Yc.transpose(1, 0, 2)
+    outs = [Y, Yh] + ([Yc] if kind == "LSTM" else [])
+    return [like(o, X) for o in outs]
+
+
+def gen_rnn():
+    # RNN, GRU, LSTM: defaults; with biases and initial states;
+    # bidirectional; reverse with sequence lengths (one of them 0);
+    # layout 1; GRU linear_before_reset; named activations with alpha and
+    # beta; clip; LSTM peepholes and input_forget; f64; fewer outputs
+    for kind, g in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
+        seed(kind)
+        H, I = 3, 2
+
+        def wts(nd, h=H, i=I):
+            return (rf(nd, g * h, i, lo=-0.6, hi=0.6),
+                    rf(nd, g * h, h, lo=-0.6, hi=0.6),
+                    rf(nd, 2 * g * h, lo=-0.3, hi=0.3))
+
+        def rc(cname, X, W, R, B=None, lens=None, h0=None, c0=None, P=None,
+               n_out=None, attrs=None, **kw):
+            attrs = dict(attrs or {})
+            outs = ix_rnn(kind, X, W, R, B, lens, h0, c0, P, **kw)
+            if n_out:
+                outs = outs[:n_out]
+            ins = [X, W, R, B, None if lens is None else np.array(lens, i32),
+                   h0]
+            if kind == "LSTM":
+                ins += [c0, P]
+            while ins and ins[-1] is None:
+                ins.pop()
+            case(kind, cname, ins, outs, attrs or None)
+
+        X = rf(4, 2, I)
+        W, R, B = wts(1)
+        rc("defaults", X, W, R, attrs={"hidden_size": H})
+        h0 = rf(1, 2, H)
+        c0 = rf(1, 2, H) if kind == "LSTM" else None
+        rc("bias_init", X, W, R, B, h0=h0, c0=c0)
+        W2, R2, B2 = wts(2)
+        h02 = rf(2, 2, H)
+        c02 = rf(2, 2, H) if kind == "LSTM" else None
+        rc("bidirectional", X, W2, R2, B2, h0=h02, c0=c02,
+           attrs={"direction": "bidirectional"}, direction="bidirectional")
+        rc("reverse_lens", rf(4, 3, I), W, R, B, lens=[4, 2, 0],
+           attrs={"direction": "reverse"}, direction="reverse")
+        rc("lens", rf(3, 2, I), W, R, B, lens=[1, 3])
+        Xb = rf(2, 3, I)
+        h0b = rf(2, 1, H)
+        c0b = rf(2, 1, H) if kind == "LSTM" else None
+        rc("layout1", Xb, W, R, B, h0=h0b, c0=c0b, attrs={"layout": 1},
+           layout=1)
+        rc("layout1_bidir", Xb, W2, R2, B2, attrs={"layout": 1,
+                                                  "direction":
+                                                      "bidirectional"},
+           layout=1, direction="bidirectional")
+        acts = {"RNN": ["LeakyRelu"], "GRU": ["HardSigmoid", "Affine"],
+                "LSTM": ["HardSigmoid", "LeakyRelu", "Tanh"]}[kind]
+        al = {"RNN": [0.2], "GRU": [0.3, 0.5], "LSTM": [0.25, 0.1]}[kind]
+        be = {"RNN": None, "GRU": [0.4, 0.1], "LSTM": [0.45]}[kind]
+        attrs = {"activations": acts, "activation_alpha": al}
+        if be:
+            attrs["activation_beta"] = be
+        rc("activations", X, W, R, B, attrs=attrs, acts=acts, alphas=al,
+           betas=be)
+        rc("clip", rf(3, 2, I, lo=-4, hi=4), W * 4, R, B,
+           attrs={"clip": 0.5}, clip=0.5)
+        rc("f64", X.astype(f64), W.astype(f64), R.astype(f64), B.astype(f64))
+        rc("y_only", X, W, R, B, n_out=1)
+        if kind == "GRU":
+            rc("linear_before_reset", X, W, R, B, h0=h0,
+               attrs={"linear_before_reset": 1}, lbr=1)
+        if kind == "LSTM":
+            P = rf(1, 3 * H)
+            rc("peepholes", X, W, R, B, lens=[4, 3], h0=h0, c0=c0, P=P)
+            rc("input_forget", X, W, R, B, P=P, attrs={"input_forget": 1},
+               input_forget=1)
+
+
+def ix_nms(boxes, scores, most, iou, min_score, center):
+    def edges(bx):
+        if center:
+            return (bx[0] - bx[2] / 2, bx[0] + bx[2] / 2,
+                    bx[1] - bx[3] / 2, bx[1] + bx[3] / 2)
+        return (min(bx[1], bx[3]), max(bx[1], bx[3]),
+                min(bx[0], bx[2]), max(bx[0], bx[2]))
+
+    def over(p, q):
+        a, b = edges(d(p)), edges(d(q))
+        x0, x1 = max(a[0], b[0]), min(a[1], b[1])
+        y0, y1 = max(a[2], b[2]), min(a[3], b[3])
+        if x1 <= x0 or y1 <= y0:
+            return False
+        inter = (x1 - x0) * (y1 - y0)
+        aa = (a[1] - a[0]) * (a[3] - a[2])
+        ab = (b[1] - b[0]) * (b[3] - b[2])
+        return aa > 0 and ab > 0 and inter / (aa + ab - inter) > iou
+
+    sel = []
+    for b in range(boxes.shape[0]):
+        for c in range(scores.shape[1]):
+            s = d(scores[b, c])
+            cand = [i for i in range(len(s))
+                    if min_score is None or s[i] > min_score]
+            cand.sort(key=lambda i: (-s[i], i))
+            kept = []
+            for i in cand:
+                if len(kept) >= most:
+                    break
+                if not any(over(boxes[b, i], boxes[b, j]) for j in kept):
+                    kept.append(i)
+                    sel.append([b, c, i])
+    return np.array(sel, i64).reshape(-1, 3)
+
+
+def gen_nms():
+    # NonMaxSuppression: suppression by IOU, with a score threshold,
+    # center-point boxes, flipped corners, identical boxes, two classes
+    # and two batches, no max_output (no boxes), absent thresholds
+    seed("NonMaxSuppression")
+    bx = np.array([[[0.0, 0.0, 1.0, 1.0], [0.0, 0.1, 1.0, 1.1],
+                    [0.0, -0.1, 1.0, 0.9], [0.0, 10.0, 1.0, 11.0],
+                    [0.0, 10.1, 1.0, 11.1], [0.0, 100.0, 1.0, 101.0]]], f32)
+    sc = np.array([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]], f32)
+
+    def nm(cname, boxes, scores, most=3, iou=0.5, min_score=0.0, center=0):
+        ins = [boxes, scores]
+        for v, dt in ((most, i64), (iou, f32), (min_score, f32)):
+            ins.append(None if v is None else C(np.array([v], dt)))
+        while ins[-1] is None:
+            ins.pop()
+        attrs = {"center_point_box": 1} if center else None
+        case("NonMaxSuppression", cname, ins,
+             [ix_nms(boxes, scores, most or 0, iou or 0.0, min_score,
+                     center)], attrs)
+
+    nm("iou", bx, sc)
+    nm("iou_score", bx, sc, min_score=0.4)
+    flipped = bx[:, :, [2, 3, 0, 1]].copy()
+    nm("flipped", flipped, sc)
+    cb = np.array([[[0.5, 0.5, 1.0, 1.0], [0.5, 0.6, 1.0, 1.0],
+                    [0.5, 0.4, 1.0, 1.0], [0.5, 10.5, 1.0, 1.0],
+                    [0.5, 10.6, 1.0, 1.0], [0.5, 100.5, 1.0, 1.0]]], f32)
+    nm("center", cb, sc, center=1)
+    nm("identical", np.tile(np.array([0, 0, 1, 1], f32), (1, 10, 1)),
+       np.full((1, 1, 10), 0.9, f32))
+    nm("two_classes", bx, np.concatenate([sc, sc[:, :, ::-1]], axis=1),
+       most=2)
+    nm("two_batches", np.concatenate([bx, bx]), np.concatenate([sc, sc]),
+       most=2)
+    nm("no_max", bx, sc, most=None, iou=None, min_score=None)
+    nm("no_threshold", bx, sc, most=10, iou=None, min_score=None)
+    nm("random", rf(2, 8, 4, lo=0, hi=3), rf(2, 2, 8, lo=0, hi=1), most=4,
+       iou=0.3, min_score=0.2)
+
+
+def ix_roialign(x, rois, bidx, oh, ow, ratio, scale, mode, half):
+    n, c, h, w = x.shape
+    y = np.zeros((len(rois), c, oh, ow))
+    off = 0.5 if half else 0.0
+    for r in range(len(rois)):
+        x1, y1, x2, y2 = [float(v) * scale - off for v in rois[r]]
+        rw, rh = x2 - x1, y2 - y1
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / oh, rw / ow
+        gh = ratio if ratio > 0 else int(math.ceil(rh / oh))
+        gw = ratio if ratio > 0 else int(math.ceil(rw / ow))
+        for ph in range(oh):
+            for pw in range(ow):
+                vals = []
+                for iy in range(gh):
+                    yy = y1 + ph * bh + (iy + 0.5) * bh / gh
+                    for ixx in range(gw):
+                        xx = x1 + pw * bw + (ixx + 0.5) * bw / gw
+                        if yy < -1 or yy > h or xx < -1 or xx > w:
+                            vals.append(np.zeros((4, c)))
+                            continue
+                        yv, xv = max(yy, 0.0), max(xx, 0.0)
+                        y0, x0 = int(yv), int(xv)
+                        if y0 >= h - 1:
+                            y0 = y1i = h - 1
+                            yv = float(y0)
+                        else:
+                            y1i = y0 + 1
+                        if x0 >= w - 1:
+                            x0 = x1i = w - 1
+                            xv = float(x0)
+                        else:
+                            x1i = x0 + 1
+                        ly, lx = yv - y0, xv - x0
+                        hy, hx = 1 - ly, 1 - lx
+                        img = d(x[int(bidx[r])])
+                        vals.append(np.stack([hy * hx * img[:, y0, x0],
+                                              hy * lx * img[:, y0, x1i],
+                                              ly * hx * img[:, y1i, x0],
+                                              ly * lx * img[:, y1i, x1i]]))
+                if mode == "avg":
+                    y[r, :, ph, pw] = (sum(v.sum(0) for v in vals) /
+                                       max(gh * gw, 1)) if vals else 0
+                elif vals:
+                    y[r, :, ph, pw] = np.max([v.max(0) for v in vals], 0)
+    return like(y, x)
+
+
+def gen_roialign():
+    # RoiAlign: avg with half_pixel (default) and output_half_pixel,
+    # adaptive sampling (ratio 0), max mode, spatial_scale, ROIs of the
+    # second batch image and partly outside the map
+    seed("RoiAlign")
+    x = rf(2, 2, 6, 5, lo=0, hi=1)
+    rois = np.array([[0, 0, 4, 3], [1.5, 0.5, 4.2, 5.7], [-1, 2, 3, 7.5]],
+                    f32)
+    bidx = np.array([0, 1, 1], i64)
+
+    def ra(cname, oh=3, ow=2, ratio=2, scale=1.0, mode="avg", half=True):
+        attrs = {"output_height": oh, "output_width": ow,
+                 "sampling_ratio": ratio}
+        if scale != 1.0:
+            attrs["spatial_scale"] = scale
+        if mode != "avg":
+            attrs["mode"] = mode
+        if not half:
+            attrs["coordinate_transformation_mode"] = "output_half_pixel"
+        case("RoiAlign", cname, [x, rois, bidx],
+             [ix_roialign(x, rois, bidx, oh, ow, ratio, scale, mode, half)],
+             attrs)
+
+    ra("half_pixel")
+    ra("output_half_pixel", half=False)
+    ra("adaptive", ratio=0, oh=2, ow=2)
+    ra("max", mode="max")
+    ra("scale", scale=0.5, ratio=0)
+
+
+def gen_gridsample():
+    # GridSample (expected values from torch.nn.functional.grid_sample in
+    # float64): bilinear, nearest, bicubic; padding zeros, border,
+    # reflection; align_corners 0 and 1; grid points past [-1, 1]; two
+    # images of two channels; f64
+    seed("GridSample")
+    x = rf(2, 2, 3, 4)
+    grid = rf(2, 3, 5, 2, lo=-1.3, hi=1.3)
+
+    def gs(cname, x, grid, mode="bilinear", pad="zeros", align=0):
+        attrs = {}
+        if align:
+            attrs["align_corners"] = 1
+        if mode != "bilinear":
+            attrs["mode"] = mode
+        if pad != "zeros":
+            attrs["padding_mode"] = pad
+        y = F.grid_sample(torch.from_numpy(d(x)), torch.from_numpy(d(grid)),
+                          mode=mode, padding_mode=pad,
+                          align_corners=bool(align)).numpy()
+        case("GridSample", cname, [x, grid], [like(y, x)], attrs or None)
+
+    gs("bilinear", x, grid)
+    gs("bilinear_align", x, grid, align=1)
+    gs("nearest", x, grid, mode="nearest")
+    gs("nearest_align", x, grid, mode="nearest", align=1)
+    gs("bicubic", x, grid, mode="bicubic")
+    gs("bicubic_border_align", x, grid, mode="bicubic", pad="border",
+       align=1)
+    gs("bicubic_reflection", x, grid, mode="bicubic", pad="reflection")
+    gs("border", x, grid, pad="border")
+    gs("reflection", x, grid, pad="reflection")
+    gs("reflection_align", x, rf(2, 2, 3, 2, lo=-3, hi=3),
+       pad="reflection", align=1)
+    gs("f64", rf(1, 1, 4, 3, dt=f64), rf(1, 2, 2, 2, lo=-1, hi=1, dt=f64))
+
+
+def gen_maxunpool():
+    # MaxUnpool of MaxPool's indices (over the whole tensor): 2x2 stride 2,
+    # 3x3 stride 2 with pads, output_shape larger than the unpooled shape,
+    # 1-D
+    seed("MaxUnpool")
+
+    def mu(cname, x, k, s, pads=None, out_shape=None):
+        nsp = x.ndim - 2
+        pool = F.max_pool2d if nsp == 2 else F.max_pool1d
+        p = pads[:nsp] if pads else [0] * nsp
+        y, idx = pool(torch.from_numpy(x), k, s, p, return_indices=True)
+        y, idx = y.numpy(), idx.numpy()
+        un = [x.shape[0], x.shape[1]] + [
+            (y.shape[2 + i] - 1) * s[i] - (2 * p[i]) + k[i]
+            for i in range(nsp)]
+        plane = int(np.prod(un[2:]))
+        base = (np.arange(x.shape[0] * x.shape[1]) * plane).reshape(
+            [x.shape[0], x.shape[1]] + [1] * nsp)
+        gidx = (idx + base).astype(i64)
+        flat = np.zeros(int(np.prod(un)), x.dtype)
+        flat[gidx.reshape(-1)] = y.reshape(-1)
+        res = flat.reshape(un)
+        ins = [y, gidx]
+        if out_shape is not None:
+            full = np.zeros(out_shape, x.dtype)
+            full[tuple(slice(0, n) for n in un)] = res
+            res = full
+            ins.append(C(np.array(out_shape, i64)))
+        attrs = {"kernel_shape": list(k), "strides": list(s)}
+        if pads:
+            attrs["pads"] = list(pads)
+        case("MaxUnpool", cname, ins, [res], attrs)
+
+    mu("2x2", rf(1, 2, 4, 4), [2, 2], [2, 2])
+    mu("3x3_pads", rf(2, 1, 5, 5), [3, 3], [2, 2], pads=[1, 1, 1, 1])
+    mu("output_shape", rf(1, 1, 4, 4), [2, 2], [2, 2],
+       out_shape=[1, 1, 5, 6])
+    mu("1d", rf(1, 3, 6), [2], [2])
+
+
+GENERATORS_INDEX = [
+    gen_gatherelements, gen_gathernd, gen_scatterelements, gen_scatternd,
+    gen_topk, gen_nonzero, gen_onehot, gen_cumsum, gen_trilu, gen_eyelike,
+    gen_depthtospace, gen_resize, gen_upsample, gen_size, gen_compress,
+    gen_reversesequence, gen_unique, gen_rnn, gen_nms, gen_roialign,
+    gen_gridsample, gen_maxunpool,
+]
+
+
+# --------------------------------------------------------------------------
 
 
 def ops_from_def():
@@ -1979,6 +3906,8 @@ GENERATORS = [
     gen_tile, gen_pad, gen_shape, gen_constantofshape, gen_range,
     gen_constant, gen_if, gen_loop, gen_empty, gen_fused,
 ]
+GENERATORS += GENERATORS_MATH
+GENERATORS += GENERATORS_INDEX
 
 
 def main():

@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="build-essential cmake pkg-config libcmocka-dev graphviz
-python3 python3-numpy
+python3 python3-numpy python3-torch python3-torchvision
 libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3-onnx"
 
 missing=""

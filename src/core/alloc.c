@@ -21,8 +21,9 @@ static void *default_alloc(void *user, void *ptr, size_t size)
 
 static smelt_alloc_fn alloc_fn = default_alloc;
 static void *alloc_user;
-static long fail_countdown = -1; /* <0: never fail */
-static long alloc_count;
+/* Atomic: sessions of one plan allocate from several threads at once. */
+static _Atomic long fail_countdown = -1; /* <0: never fail */
+static _Atomic long alloc_count;
 
 void smelt_set_allocator(smelt_alloc_fn fn, void *user)
 {

@@ -15,7 +15,8 @@ static const struct {
     [SMELT_DTYPE_BF16] = {"bf16", 2},       [SMELT_DTYPE_I8] = {"i8", 1},
     [SMELT_DTYPE_U8] = {"u8", 1},           [SMELT_DTYPE_I16] = {"i16", 2},
     [SMELT_DTYPE_I32] = {"i32", 4},         [SMELT_DTYPE_I64] = {"i64", 8},
-    [SMELT_DTYPE_BOOL] = {"bool", 1},
+    [SMELT_DTYPE_BOOL] = {"bool", 1},       [SMELT_DTYPE_U16] = {"u16", 2},
+    [SMELT_DTYPE_U32] = {"u32", 4},         [SMELT_DTYPE_U64] = {"u64", 8},
 };
 
 const char *smelt_dtype_name(smelt_dtype dt)
@@ -38,12 +39,13 @@ smelt_dtype sm_dtype_from_name(const char *name, int len)
 }
 
 /* ONNX TensorProto.DataType codes of the dtypes Smelt supports; other
- * codes (string, uint16/32/64, complex, float8) have no Smelt dtype. */
+ * codes (string, complex, float8, 4-bit) have no Smelt dtype. */
 static const int64_t onnx_code[SMELT_DTYPE_COUNT] = {
     [SMELT_DTYPE_F32] = 1,   [SMELT_DTYPE_U8] = 2,   [SMELT_DTYPE_I8] = 3,
     [SMELT_DTYPE_I16] = 5,   [SMELT_DTYPE_I32] = 6,  [SMELT_DTYPE_I64] = 7,
     [SMELT_DTYPE_BOOL] = 9,  [SMELT_DTYPE_F16] = 10, [SMELT_DTYPE_F64] = 11,
-    [SMELT_DTYPE_BF16] = 16,
+    [SMELT_DTYPE_BF16] = 16, [SMELT_DTYPE_U16] = 4,  [SMELT_DTYPE_U32] = 12,
+    [SMELT_DTYPE_U64] = 13,
 };
 
 smelt_dtype sm_dtype_from_onnx(int64_t code)
@@ -69,7 +71,13 @@ int sm_dtype_is_int(smelt_dtype dt)
 {
     return dt == SMELT_DTYPE_I8 || dt == SMELT_DTYPE_U8 ||
            dt == SMELT_DTYPE_I16 || dt == SMELT_DTYPE_I32 ||
-           dt == SMELT_DTYPE_I64;
+           dt == SMELT_DTYPE_I64 || sm_dtype_is_unsigned(dt);
+}
+
+int sm_dtype_is_unsigned(smelt_dtype dt)
+{
+    return dt == SMELT_DTYPE_U8 || dt == SMELT_DTYPE_U16 ||
+           dt == SMELT_DTYPE_U32 || dt == SMELT_DTYPE_U64;
 }
 
 static uint32_t f32_bits(float f)
@@ -149,6 +157,9 @@ double sm_load_f64(smelt_dtype dt, const void *p, int64_t i)
     case SMELT_DTYPE_I32: return ((const int32_t *)p)[i];
     case SMELT_DTYPE_I64: return (double)((const int64_t *)p)[i];
     case SMELT_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case SMELT_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case SMELT_DTYPE_U32: return ((const uint32_t *)p)[i];
+    case SMELT_DTYPE_U64: return (double)((const uint64_t *)p)[i];
     default: return 0;
     }
 }
@@ -165,6 +176,17 @@ static int64_t f64_to_i64(double v)
     return (int64_t)v;
 }
 
+/* Saturating double -> uint64 (nan and negatives give 0), for stores to
+ * u64 whose range exceeds int64's. */
+static uint64_t f64_to_u64(double v)
+{
+    if (!(v > 0))
+        return 0;
+    if (v >= 1.8446744073709552e19)
+        return UINT64_MAX;
+    return (uint64_t)v;
+}
+
 int64_t sm_load_i64(smelt_dtype dt, const void *p, int64_t i)
 {
     switch (dt) {
@@ -174,6 +196,9 @@ int64_t sm_load_i64(smelt_dtype dt, const void *p, int64_t i)
     case SMELT_DTYPE_I32: return ((const int32_t *)p)[i];
     case SMELT_DTYPE_I64: return ((const int64_t *)p)[i];
     case SMELT_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case SMELT_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case SMELT_DTYPE_U32: return ((const uint32_t *)p)[i];
+    case SMELT_DTYPE_U64: return (int64_t)((const uint64_t *)p)[i];
     default: return f64_to_i64(sm_load_f64(dt, p, i));
     }
 }
@@ -186,6 +211,7 @@ void sm_store_f64(smelt_dtype dt, void *p, int64_t i, double v)
     case SMELT_DTYPE_F16: ((uint16_t *)p)[i] = sm_f32_to_f16((float)v); break;
     case SMELT_DTYPE_BF16: ((uint16_t *)p)[i] = sm_f32_to_bf16((float)v); break;
     case SMELT_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case SMELT_DTYPE_U64: ((uint64_t *)p)[i] = f64_to_u64(v); break;
     default: sm_store_i64(dt, p, i, f64_to_i64(v)); break;
     }
 }
@@ -199,6 +225,9 @@ void sm_store_i64(smelt_dtype dt, void *p, int64_t i, int64_t v)
     case SMELT_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
     case SMELT_DTYPE_I64: ((int64_t *)p)[i] = v; break;
     case SMELT_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case SMELT_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case SMELT_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case SMELT_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
     default: sm_store_f64(dt, p, i, (double)v); break;
     }
 }

@@ -11,6 +11,8 @@
 
 int sm_dtype_is_float(smelt_dtype dt);
 int sm_dtype_is_int(smelt_dtype dt); /* signed or unsigned integer, not bool */
+/* u8, u16, u32, u64: compare, divide, shift and convert as unsigned. */
+int sm_dtype_is_unsigned(smelt_dtype dt);
 /* Parse a short name ("f32", "i64", "bool"); UNDEFINED when unknown. */
 smelt_dtype sm_dtype_from_name(const char *name, int len);
 /* ONNX TensorProto data-type codes (1 float, 7 int64, 9 bool, ...):
@@ -25,7 +27,14 @@ uint16_t sm_f32_to_bf16(float f);
 
 /* Element i of a buffer of dtype dt, as double or int64, and stores back
  * (with C conversion rules; floats to ints truncate toward zero, values
- * stored to bool become 0/1). */
+ * stored to bool become 0/1).
+ * u64: sm_load_i64 returns the value's two's-complement bit pattern, so a
+ * value above INT64_MAX comes back negative ((uint64_t) of the result is
+ * exact); sm_store_i64 stores the bit pattern back, so loads and stores
+ * round-trip and +, -, *, bitwise ops and equality stay exact. Kernels
+ * whose result depends on the sign (<, /, %, max/min, >>, to float) must
+ * check sm_dtype_is_unsigned and work on (uint64_t). sm_load_f64 and
+ * sm_store_f64 treat u64 as unsigned (stores saturate to [0, UINT64_MAX]). */
 double sm_load_f64(smelt_dtype dt, const void *p, int64_t i);
 int64_t sm_load_i64(smelt_dtype dt, const void *p, int64_t i);
 void sm_store_f64(smelt_dtype dt, void *p, int64_t i, double v);

@@ -22,6 +22,7 @@ static const struct {
     {"f4", SMELT_DTYPE_F32}, {"f8", SMELT_DTYPE_F64}, {"f2", SMELT_DTYPE_F16},
     {"i1", SMELT_DTYPE_I8},  {"u1", SMELT_DTYPE_U8},  {"i2", SMELT_DTYPE_I16},
     {"i4", SMELT_DTYPE_I32}, {"i8", SMELT_DTYPE_I64}, {"b1", SMELT_DTYPE_BOOL},
+    {"u2", SMELT_DTYPE_U16}, {"u4", SMELT_DTYPE_U32}, {"u8", SMELT_DTYPE_U64},
 };
 
 /* Finds `'key':` in the header dict and returns the text after the colon. */
@@ -154,8 +155,8 @@ smelt_status smelt_npy_parse(smelt_ctx_t *ctx, const void *buf, size_t len,
     int64_t dims[SMELT_MAX_DIMS], numel;
     SM_TRY(parse_descr(ctx, name, h, &dt));
     SM_TRY(parse_shape(ctx, name, h, &ndim, dims));
-    smelt_status st = sm_shape_numel(ctx, ndim, dims, smelt_dtype_size(dt),
-                                     &numel);
+    smelt_status st =
+        sm_shape_numel(ctx, ndim, dims, smelt_dtype_size(dt), &numel);
     if (st != SMELT_OK) {
         sm_err_prefix(ctx, "%s: ", name);
         return st;

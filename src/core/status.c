@@ -16,6 +16,8 @@ smelt_ctx_t *smelt_ctx_init(void)
 
 void smelt_ctx_free(smelt_ctx_t *ctx)
 {
+    if (ctx && ctx->trace_free)
+        ctx->trace_free(ctx->trace);
     sm_free(ctx);
 }
 

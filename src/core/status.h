@@ -13,6 +13,10 @@
 struct smelt_ctx {
     smelt_status code;
     char msg[SM_ERR_MSG_MAX];
+    /* The tracer's state (frontends/trace), opaque here, and the function
+     * that releases it with the ctx; both NULL until a trace begins. */
+    void *trace;
+    void (*trace_free)(void *trace);
 };
 
 /* Record an error on ctx (which may be NULL) and return its code, so a

@@ -3,12 +3,31 @@
  */
 #include "core/tensor.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
+
+/* Tensor uids (0 is "none") and the read observer; atomics, since
+ * tensors are made and read on any thread. */
+static _Atomic uint64_t next_uid;
+static _Atomic(sm_tensor_watch_fn) watch_hook;
+
+void sm_tensor_set_watch_hook(sm_tensor_watch_fn fn)
+{
+    atomic_store(&watch_hook, fn);
+}
+
+/* Tells the observer that the program reads t's data. */
+static void notify_read(const sm_tensor *t)
+{
+    sm_tensor_watch_fn fn = t->watch ? atomic_load(&watch_hook) : NULL;
+    if (fn)
+        fn(t);
+}
 
 smelt_status sm_shape_numel(smelt_ctx_t *ctx, int ndim, const int64_t *dims,
                             size_t elem_size, int64_t *numel)
@@ -55,6 +74,7 @@ smelt_status sm_tensor_new(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
     sm_tensor *t = sm_calloc(1, sizeof *t);
     if (!t)
         return sm_err_nomem(ctx);
+    t->uid = atomic_fetch_add_explicit(&next_uid, 1, memory_order_relaxed) + 1;
     t->dtype = dt;
     t->ndim = ndim;
     if (ndim)
@@ -145,6 +165,7 @@ int64_t smelt_tensor_numel(const smelt_tensor_t *t)
 }
 void *smelt_tensor_data(smelt_tensor_t *t)
 {
+    notify_read(t);
     return t->data;
 }
 
@@ -155,5 +176,6 @@ int64_t smelt_tensor_dim(const smelt_tensor_t *t, int axis)
 
 double smelt_tensor_get_f64(const smelt_tensor_t *t, int64_t i)
 {
+    notify_read(t);
     return i >= 0 && i < t->numel ? sm_load_f64(t->dtype, t->data, i) : 0.0;
 }

@@ -16,9 +16,21 @@ struct smelt_tensor {
     int64_t numel;
     size_t nbytes;
     void *data;
+    /* Identity for frontends that map tensors to graph values (the
+     * tracer): set by sm_tensor_new from a process-wide counter, unique
+     * and never reused; 0 for a tensor not made by sm_tensor_new. */
+    uint64_t uid;
+    /* Nonzero when an observer (the tracer) wants to hear of reads of the
+     * data through smelt_tensor_data / smelt_tensor_get_f64: its tag. */
+    uint64_t watch;
 };
 
 typedef struct smelt_tensor sm_tensor;
+
+/* The observer of reads of watched tensors (see `watch`); NULL: none.
+ * Process-wide; the hook itself must be thread-safe. */
+typedef void (*sm_tensor_watch_fn)(const sm_tensor *t);
+void sm_tensor_set_watch_hook(sm_tensor_watch_fn fn);
 
 /* Element count of a shape, with overflow and negative-dim checks.
  * Fails with SMELT_ERR_LIMIT when the byte size of elem_size-byte elements

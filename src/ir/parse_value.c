@@ -146,6 +146,23 @@ static smelt_status tok_int(sm_parser *p, const sm_token *t, int64_t *v)
     return SMELT_OK;
 }
 
+/* A u64 literal: 0 .. 2^64-1, beyond int64's range, so parsed with
+ * strtoull (which would accept and negate a '-', hence the check). */
+static smelt_status store_u64(sm_parser *p, const sm_token *t, void *buf,
+                              size_t i)
+{
+    char text[400], f[64];
+    SM_TRY(tok_copy(p, t, text, sizeof text));
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(text, &end, 10);
+    if (text[0] == '-' || errno == ERANGE || *end)
+        return sm_parse_err(p, t, "value %s is out of range for u64",
+                            sm_parse_shown(t->text, t->text_len, f));
+    ((uint64_t *)buf)[i] = (uint64_t)x;
+    return SMELT_OK;
+}
+
 static int is_number(const sm_token *t)
 {
     return t->kind == SM_TOK_INT || t->kind == SM_TOK_FLOAT ||
@@ -328,6 +345,8 @@ static smelt_status parse_elem(sm_parser *p, smelt_dtype dt, void *buf,
         return sm_parse_err(p, t, "expected an integer for %s, found %s", dn,
                             sm_parse_found(p, f, sizeof f));
     }
+    if (dt == SMELT_DTYPE_U64)
+        return store_u64(p, t, buf, i);
     int64_t v, lo = INT64_MIN, hi = INT64_MAX;
     SM_TRY(tok_int(p, t, &v));
     switch (dt) {
@@ -335,6 +354,8 @@ static smelt_status parse_elem(sm_parser *p, smelt_dtype dt, void *buf,
     case SMELT_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
     case SMELT_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
     case SMELT_DTYPE_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case SMELT_DTYPE_U16: lo = 0, hi = UINT16_MAX; break;
+    case SMELT_DTYPE_U32: lo = 0, hi = UINT32_MAX; break;
     default: break;
     }
     if (v < lo || v > hi)

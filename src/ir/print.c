@@ -138,6 +138,9 @@ static void put_elem(sm_strbuf *b, const sm_tensor *t, int64_t i)
     else if (sm_dtype_is_float(dt))
         put_float(b, sm_load_f64(dt, t->data, i),
                   dt == SMELT_DTYPE_F64 ? 17 : 9);
+    else if (dt == SMELT_DTYPE_U64) /* loads as its int64 bit pattern */
+        sm_strbuf_appendf(b, "%llu",
+                          (unsigned long long)sm_load_i64(dt, t->data, i));
     else
         sm_strbuf_appendf(b, "%lld", (long long)sm_load_i64(dt, t->data, i));
 }

@@ -198,19 +198,15 @@ smelt_status sm_shape_gemm(sm_shape_ctx *s)
 }
 
 /*
- * BatchNormalization in inference mode: Y has X's type; scale, B, mean and
- * var are 1-D of X's channel count (dim 1; 1 for a 1-D X). Training mode
- * (and the running-statistics outputs that only exist there) is not
- * supported.
+ * BatchNormalization: Y has X's type; scale, B, mean and var are 1-D of
+ * X's channel count (dim 1; 1 for a 1-D X). In training mode (opset 14 and
+ * later) the optional outputs running_mean and running_var have the types
+ * of the mean and var inputs; in inference mode they do not exist.
  */
 smelt_status sm_shape_batchnorm(sm_shape_ctx *s)
 {
-    if (sm_attrs_int(&s->attrs, "training_mode", 0) != 0)
-        return sm_err(s->ctx, SMELT_ERR_UNSUPPORTED,
-                      "%s: training_mode=1 is not supported; only inference "
-                      "(training_mode=0) is",
-                      s->op->name);
-    if (s->n_out > 1)
+    int training = sm_attrs_int(&s->attrs, "training_mode", 0) != 0;
+    if (!training && s->n_out > 1)
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
                       "%s: outputs running_mean and running_var exist only in "
                       "training mode, but the node has %d outputs",
@@ -233,6 +229,8 @@ smelt_status sm_shape_batchnorm(sm_shape_ctx *s)
                           "%s: input %d must be 1-D with C = %lld values, got "
                           "rank %d with %lld",
                           s->op->name, i, (long long)c, p->ndim, (long long)n);
+        if (i >= 3 && i - 2 < s->n_out)
+            s->out[i - 2] = *p; /* running_mean, running_var */
     }
     s->out[0] = *x;
     return SMELT_OK;

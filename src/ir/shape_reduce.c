@@ -1,6 +1,7 @@
 /*
  * shape_reduce.c - shape inference and cost of the reductions (ReduceSum,
- * ReduceMean, ReduceMax, ReduceMin) and ArgMax.
+ * ReduceMean, ReduceMax, ReduceMin and the reductions of reduce2.c) and
+ * ArgMax / ArgMin.
  *
  * Reduction axes come from the `axes` attribute (older opsets) or from the
  * optional input 1 (newer opsets); when that input's data is unknown during
@@ -149,8 +150,8 @@ smelt_status sm_shape_reduce(sm_shape_ctx *s)
 }
 
 /*
- * ArgMax: int64 indices along `axis`, which becomes 1 (keepdims) or
- * disappears. An axis of size 0 has no maximum.
+ * ArgMax and ArgMin: int64 indices along `axis`, which becomes 1
+ * (keepdims) or disappears. An axis of size 0 has no extremum.
  */
 smelt_status sm_shape_argmax(sm_shape_ctx *s)
 {
@@ -174,7 +175,7 @@ smelt_status sm_shape_argmax(sm_shape_ctx *s)
         sm_shape_axis(s, sm_attrs_int(&s->attrs, "axis", 0), x->ndim, &axis));
     if (x->ndim > 0 && x->dims[axis].size == 0)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
-                      "%s: cannot take the maximum over axis %d of size 0",
+                      "%s: axis %d has size 0, so it has no extremum",
                       s->op->name, axis);
     int n = 0;
     for (int d = 0; d < x->ndim; d++) {

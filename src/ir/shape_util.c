@@ -96,6 +96,15 @@ const sm_type *sm_shape_in(const sm_shape_ctx *s, int i)
     return i < s->n_in && s->in[i].present ? s->in[i].type : NULL;
 }
 
+smelt_status sm_shape_need(sm_shape_ctx *s, int i, const sm_type **t)
+{
+    *t = sm_shape_in(s, i);
+    if (!*t)
+        return sm_err(s->ctx, SMELT_ERR_INVALID_ARG, "%s: input %d is missing",
+                      s->op->name, i);
+    return SMELT_OK;
+}
+
 double sm_type_numel(const sm_type *t)
 {
     if (t->ndim < 0)

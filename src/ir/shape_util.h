@@ -22,6 +22,8 @@ int sm_shape_read_ints(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
 void sm_type_set(sm_type *out, smelt_dtype dt, int ndim, const int64_t *dims);
 /* Input i's type, or NULL when absent. */
 const sm_type *sm_shape_in(const sm_shape_ctx *s, int i);
+/* Input i's type into *t; fails ("<op>: input i is missing") when absent. */
+smelt_status sm_shape_need(sm_shape_ctx *s, int i, const sm_type **t);
 /* Total bytes of a type (0 when unknown). */
 double sm_type_bytes(const sm_type *t);
 double sm_type_numel(const sm_type *t);

@@ -19,8 +19,11 @@
 #include "core/alloc.h"
 #include "core/status.h"
 
-/* Spins before a waiting thread sleeps (a pause is tens of cycles). */
+/* Spins before a waiting worker sleeps (a pause is tens of cycles), and
+ * before the caller, waiting for the last chunks, starts yielding its
+ * CPU (a worker it waits for may need it when threads outnumber CPUs). */
 #define SPIN_LIMIT 20000
+#define CALLER_SPIN_LIMIT 2000
 
 typedef struct worker {
     struct sm_threadpool *tp;
@@ -65,8 +68,8 @@ static void run_chunks(sm_threadpool *tp, int tid)
 {
     in_pool = 1;
     for (;;) {
-        int64_t i = atomic_fetch_add_explicit(&tp->next, 1,
-                                              memory_order_relaxed);
+        int64_t i =
+            atomic_fetch_add_explicit(&tp->next, 1, memory_order_relaxed);
         int64_t b = i * tp->chunk;
         if (b >= tp->n)
             break;
@@ -155,8 +158,8 @@ smelt_status sm_threadpool_new(smelt_ctx_t *ctx, int n_threads,
             sm_free(tp->workers);
             sm_free(tp);
             return sm_err(ctx, SMELT_ERR_RUNTIME,
-                          "thread pool: could not start thread %d of %d",
-                          i + 2, n_threads);
+                          "thread pool: could not start thread %d of %d", i + 2,
+                          n_threads);
         }
     }
     *out = tp;
@@ -205,7 +208,7 @@ void sm_parallel_for(sm_threadpool *tp, int64_t n, int64_t chunk,
     run_chunks(tp, 0);
     for (int s = 0;
          atomic_load_explicit(&tp->active, memory_order_acquire) != 0; s++) {
-        if (s < SPIN_LIMIT)
+        if (s < CALLER_SPIN_LIMIT)
             cpu_relax();
         else
             sched_yield();

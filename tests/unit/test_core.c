@@ -21,6 +21,65 @@ static void test_dtype_names(void **state)
     assert_int_equal(sm_dtype_from_name("f33", 3), SMELT_DTYPE_UNDEFINED);
 }
 
+/* The unsigned dtypes: table entries, and loads / stores of u64 values
+ * beyond INT64_MAX (sm_load_i64 gives the int64 bit pattern). */
+static void test_dtype_unsigned(void **state)
+{
+    (void)state;
+    static const struct {
+        smelt_dtype dt;
+        const char *name;
+        size_t size;
+        int64_t onnx;
+    } want[] = {{SMELT_DTYPE_U16, "u16", 2, 4},
+                {SMELT_DTYPE_U32, "u32", 4, 12},
+                {SMELT_DTYPE_U64, "u64", 8, 13}};
+    for (int k = 0; k < 3; k++) {
+        smelt_dtype dt = want[k].dt;
+        assert_string_equal(smelt_dtype_name(dt), want[k].name);
+        assert_int_equal(smelt_dtype_size(dt), want[k].size);
+        assert_int_equal(sm_dtype_from_name(want[k].name, 3), dt);
+        assert_int_equal(sm_dtype_to_onnx(dt), want[k].onnx);
+        assert_int_equal(sm_dtype_from_onnx(want[k].onnx), dt);
+        assert_true(sm_dtype_is_int(dt) && sm_dtype_is_unsigned(dt));
+        assert_false(sm_dtype_is_float(dt));
+    }
+    assert_true(sm_dtype_is_unsigned(SMELT_DTYPE_U8));
+    assert_false(sm_dtype_is_unsigned(SMELT_DTYPE_I64));
+    assert_false(sm_dtype_is_unsigned(SMELT_DTYPE_BOOL));
+    /* existing values are stable: BOOL stays 10, the new ones follow */
+    assert_int_equal(SMELT_DTYPE_BOOL, 10);
+    assert_int_equal(SMELT_DTYPE_U16, 11);
+
+    uint64_t u64[4];
+    sm_store_i64(SMELT_DTYPE_U64, u64, 0, -1); /* bit pattern 2^64 - 1 */
+    assert_true(u64[0] == UINT64_MAX);
+    assert_true(sm_load_i64(SMELT_DTYPE_U64, u64, 0) == -1);
+    assert_true(sm_load_f64(SMELT_DTYPE_U64, u64, 0) == 18446744073709551616.0);
+    u64[1] = UINT64_C(9223372036854775809); /* 2^63 + 1 */
+    assert_true((uint64_t)sm_load_i64(SMELT_DTYPE_U64, u64, 1) == u64[1]);
+    sm_store_f64(SMELT_DTYPE_U64, u64, 2, 1e19); /* above INT64_MAX */
+    assert_true(u64[2] == UINT64_C(10000000000000000000));
+    sm_store_f64(SMELT_DTYPE_U64, u64, 3, -5); /* saturates at 0 */
+    assert_true(u64[3] == 0);
+    sm_store_f64(SMELT_DTYPE_U64, u64, 3, 1e30); /* and at 2^64 - 1 */
+    assert_true(u64[3] == UINT64_MAX);
+    sm_store_f64(SMELT_DTYPE_U64, u64, 3, NAN);
+    assert_true(u64[3] == 0);
+
+    uint32_t u32[1];
+    sm_store_i64(SMELT_DTYPE_U32, u32, 0, 4294967295);
+    assert_true(sm_load_i64(SMELT_DTYPE_U32, u32, 0) == 4294967295);
+    assert_true(sm_load_f64(SMELT_DTYPE_U32, u32, 0) == 4294967295.0);
+    sm_store_i64(SMELT_DTYPE_U32, u32, 0, -1); /* wraps */
+    assert_true(u32[0] == UINT32_MAX);
+    uint16_t u16[1];
+    sm_store_f64(SMELT_DTYPE_U16, u16, 0, 65535);
+    assert_true(sm_load_i64(SMELT_DTYPE_U16, u16, 0) == 65535);
+    sm_store_i64(SMELT_DTYPE_U16, u16, 0, 65536 + 7);
+    assert_true(u16[0] == 7);
+}
+
 static void test_half_conversions(void **state)
 {
     (void)state;
@@ -89,6 +148,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dtype_names),
+        cmocka_unit_test(test_dtype_unsigned),
         cmocka_unit_test(test_half_conversions),
         cmocka_unit_test(test_tensor_new),
         cmocka_unit_test(test_arena),

@@ -264,6 +264,41 @@ static void test_tiny_structure(void **state)
     assert_int_equal(live_allocs, before);
 }
 
+/* u16 / u32 / u64 literals: the full unsigned range parses and prints
+ * back (u64 beyond INT64_MAX too), and values outside it are refused. */
+static void test_unsigned_literals(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    const char *in = "graph g() {\n"
+                     "  %a: u16[2] = const [0, 65535]\n"
+                     "  %b: u32[] = const 4294967295\n"
+                     "  %c: u64[2] = const [18446744073709551615, 7]\n"
+                     "  return %a, %b, %c\n"
+                     "}\n";
+    sm_graph *g = parse_ok(ctx, in);
+    assert_true(((uint16_t *)find(g, "a")->data->data)[1] == 65535);
+    assert_true(((uint32_t *)find(g, "b")->data->data)[0] == UINT32_MAX);
+    assert_true(((uint64_t *)find(g, "c")->data->data)[0] == UINT64_MAX);
+    char *out;
+    assert_int_equal(smelt_graph_print(ctx, g, &out), SMELT_OK);
+    assert_non_null(strstr(out, "const [18446744073709551615, 7]"));
+    assert_non_null(strstr(out, "const 4294967295"));
+    smelt_string_free(out);
+    smelt_graph_free(g);
+    parse_fails(ctx, "graph g() {\n  %k: u16[] = const 65536\n  return %k\n}",
+                "t.ir:2:21: error: ", "value 65536 is out of range for u16");
+    parse_fails(ctx, "graph g() {\n  %k: u32[] = const -1\n  return %k\n}",
+                "t.ir:2:21: error: ", "value -1 is out of range for u32");
+    parse_fails(ctx, "graph g() {\n  %k: u64[] = const -1\n  return %k\n}",
+                "t.ir:2:21: error: ", "out of range for u64");
+    parse_fails(ctx,
+                "graph g() {\n  %k: u64[] = const 18446744073709551616\n"
+                "  return %k\n}",
+                "t.ir:2:21: error: ", "out of range for u64");
+    smelt_ctx_free(ctx);
+}
+
 static void test_constant_values(void **state)
 {
     (void)state;
@@ -1282,6 +1317,7 @@ int main(void)
         cmocka_unit_test(test_types),
         cmocka_unit_test(test_control_flow),
         cmocka_unit_test(test_print_canonical),
+        cmocka_unit_test(test_unsigned_literals),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_scoping_errors),

@@ -7,6 +7,8 @@
  */
 #include "nn_harness.h"
 
+#include "core/alloc.h"
+
 #define CONV(x, w, b, ...)                                                     \
     nn_ok(SM_OP_Conv, 3, (sm_tensor *[]){x, w, b}, 1, ATTRS(__VA_ARGS__))
 #define CONVT(x, w, b, ...)                                                    \
@@ -508,6 +510,37 @@ static void test_conv_cost(void **state)
     nn_free(&r);
 }
 
+/* The kernel's one allocation (the tap offsets of an output position)
+ * failing gives SMELT_ERR_NOMEM naming the op, and nothing leaks; with
+ * memory it computes a hand-checked 1-D case: y = [1*1+2*2, 2*1+3*2]. */
+static void test_conv_nomem(void **state)
+{
+    (void)state;
+    sm_tensor *in[2] = {nn_tensor(F32, 3, D(1, 1, 3), V(1, 2, 3)),
+                        nn_tensor(F32, 3, D(1, 1, 2), V(1, 2))};
+    sm_tensor *out[1] = {nn_tensor(F32, 3, D(1, 1, 2), NULL)};
+    const sm_op_info *info = sm_op_info_get(SM_OP_Conv);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    sm_kargs k = {.op_name = "Conv",
+                  .attrs = {NULL, 0, info->spec, info->n_spec},
+                  .n_in = 2,
+                  .in = in,
+                  .n_out = 1,
+                  .out = out,
+                  .ctx = ctx};
+    sm_alloc_fail_after(0);
+    smelt_status st = sm_ref_conv(&k);
+    sm_alloc_fail_after(-1);
+    assert_int_equal(st, SMELT_ERR_NOMEM);
+    nn_has_words(smelt_ctx_error(ctx), "Conv|out of memory|2 kernel taps");
+    assert_int_equal(sm_ref_conv(&k), SMELT_OK);
+    nn_expect(out[0], 3, D(1, 1, 2), V(5, 8), 0);
+    smelt_ctx_free(ctx);
+    for (int i = 0; i < 2; i++)
+        sm_tensor_free(in[i]);
+    sm_tensor_free(out[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_convt2d_general),
         cmocka_unit_test(test_convt_errors),
         cmocka_unit_test(test_conv_cost),
+        cmocka_unit_test(test_conv_nomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -348,7 +348,62 @@ static void test_cast(void **state)
     assert_int_equal(sm_dtype_to_onnx(BF16), 16);
     assert_int_equal(sm_dtype_from_onnx(5), SMELT_DTYPE_I16);
     assert_int_equal(sm_dtype_from_onnx(0), SMELT_DTYPE_UNDEFINED);
-    assert_int_equal(sm_dtype_from_onnx(13), SMELT_DTYPE_UNDEFINED);
+    assert_int_equal(sm_dtype_from_onnx(13), SMELT_DTYPE_U64);
+    assert_int_equal(sm_dtype_from_onnx(14), SMELT_DTYPE_UNDEFINED);
+}
+
+/* u64 beyond INT64_MAX: the ops whose result depends on the sign compare,
+ * divide and shift as unsigned (a signed kernel would get each wrong). */
+static void test_unsigned(void **state)
+{
+    (void)state;
+    const smelt_dtype u64 = SMELT_DTYPE_U64;
+    const int64_t big = (int64_t)UINT64_C(9223372036854775809); /* 2^63+1 */
+    const int64_t top = -2;                                     /* 2^64-2 */
+    expect_i64(BIN(SM_OP_Max, mk_i64(u64, 1, D(2), (int64_t[]){big, 5}),
+                   mk_i64(u64, 1, D(2), (int64_t[]){3, 7})),
+               u64, (int64_t[]){big, 7});
+    expect_i64(BIN(SM_OP_Min, mk_i64(u64, 1, D(2), (int64_t[]){big, 5}),
+                   mk_i64(u64, 1, D(2), (int64_t[]){3, 7})),
+               u64, (int64_t[]){3, 5});
+    /* (2^64 - 2) / 2 = 2^63 - 1; 10 / 3 = 3; by 0 gives 0 */
+    expect_i64(BIN(SM_OP_Div, mk_i64(u64, 1, D(3), (int64_t[]){top, 10, 4}),
+                   mk_i64(u64, 1, D(3), (int64_t[]){2, 3, 0})),
+               u64, (int64_t[]){INT64_MAX, 3, 0});
+    /* (2^64 - 2) mod 10 = 18446744073709551614 mod 10 = 4 */
+    expect_i64(BIN(SM_OP_Mod, mk_i64(u64, 1, D(1), (int64_t[]){top}),
+                   mk_i64(u64, 1, D(1), (int64_t[]){10})),
+               u64, (int64_t[]){4});
+    expect_i64(BIN(SM_OP_Less, mk_i64(u64, 1, D(2), (int64_t[]){big, 1}),
+                   mk_i64(u64, 1, D(2), (int64_t[]){1, 2})),
+               BOOL, (int64_t[]){0, 1});
+    sm_attr right = {"direction", SM_ATTR_STRING, 0, {.s = "RIGHT"}};
+    expect_i64(run1(SM_OP_BitShift, 2,
+                    (sm_tensor *[]){mk_i64(u64, 1, D(1), (int64_t[]){big}),
+                                    mk_i64(u64, 1, D(1), (int64_t[]){63})},
+                    &right, 1),
+               u64, (int64_t[]){1});
+    expect(BIN(SM_OP_Max, mk(SMELT_DTYPE_U16, 1, D(2), V(65535, 2)),
+               mk(SMELT_DTYPE_U16, 1, D(2), V(1, 300))),
+           SMELT_DTYPE_U16, 1, D(2), V(65535, 300), 0);
+    /* BitShift takes unsigned dtypes only */
+    run_fail(SM_OP_BitShift, 2,
+             (sm_tensor *[]){mk(I32, 1, D(1), V(1)), mk(I32, 1, D(1), V(1))},
+             &right, 1, SMELT_ERR_TYPE, "BitShift|i32|unsigned");
+    /* Cast: to u64 saturates at 0 and 2^64 - 1; from u64 is unsigned */
+    sm_attr to = {"to", SM_ATTR_INT, 0, {.i = 13}};
+    expect_i64(
+        run1(SM_OP_Cast, 1,
+             (sm_tensor *[]){mk(F64, 1, D(4), V(1e19, -5, NAN, 2e19))}, &to, 1),
+        u64, (int64_t[]){(int64_t)UINT64_C(10000000000000000000), 0, 0, -1});
+    to.v.i = 11;
+    expect(run1(SM_OP_Cast, 1,
+                (sm_tensor *[]){mk_i64(u64, 1, D(1), (int64_t[]){-1})}, &to, 1),
+           F64, 1, D(1), V(18446744073709551616.0), 0);
+    to.v.i = 4; /* f32 -> u16 saturates at 0 and 65535 */
+    expect(run1(SM_OP_Cast, 1,
+                (sm_tensor *[]){mk(F32, 1, D(3), V(70000, -1, 3.7))}, &to, 1),
+           SMELT_DTYPE_U16, 1, D(3), V(65535, 0, 3), 0);
 }
 
 static void test_dropout(void **state)
@@ -713,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_unary_errors),
         cmocka_unit_test(test_clip),
         cmocka_unit_test(test_cast),
+        cmocka_unit_test(test_unsigned),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_arith_broadcast),
         cmocka_unit_test(test_arith_int),

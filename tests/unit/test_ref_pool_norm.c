@@ -245,15 +245,47 @@ static void test_batchnorm(void **state)
     nn_free(&r);
 }
 
+/* Training mode (ONNX conformance test_batchnorm_*_training_mode): the
+ * batch's own mean and population variance normalize, and the running
+ * statistics move towards them by 1 - momentum. */
+static void test_batchnorm_training(void **state)
+{
+    (void)state;
+    /* x [N=2, C=2]: channel 0 holds 1, 3 (mean 2, var 1); channel 1 holds
+     * 2, 6 (mean 4, var 4) */
+#define BN_TRAIN_X nn_tensor(F32, 2, D(2, 2), V(1, 2, 3, 6))
+    nn_result r = nn_ok(
+        SM_OP_BatchNormalization, 5,
+        (sm_tensor *[]){BN_TRAIN_X, P2(1, 0.5), P2(0, 1), P2(0, 10), P2(1, 2)},
+        3,
+        ATTRS(A_INT("training_mode", 1), A_FLOAT("epsilon", 0),
+              A_FLOAT("momentum", 0.5)));
+    nn_expect(r.out[0], 2, D(2, 2), V(-1, 0.5, 1, 1.5), 1e-7);
+    nn_expect(r.out[1], 1, D(2), V(1, 7), 1e-7);
+    nn_expect(r.out[2], 1, D(2), V(1, 3), 1e-7);
+    nn_free(&r);
+    /* default momentum 0.9; Y alone */
+    r = nn_ok(
+        SM_OP_BatchNormalization, 5,
+        (sm_tensor *[]){BN_TRAIN_X, P2(1, 1), P2(0, 0), P2(0, 10), P2(1, 2)}, 2,
+        ATTRS(A_INT("training_mode", 1), A_FLOAT("epsilon", 0)));
+    nn_expect(r.out[0], 2, D(2, 2), V(-1, -1, 1, 1), 1e-7);
+    nn_expect(r.out[1], 1, D(2), V(0.2, 9.4), 1e-6);
+    nn_free(&r);
+    r = nn_ok(
+        SM_OP_BatchNormalization, 5,
+        (sm_tensor *[]){BN_TRAIN_X, P2(1, 1), P2(0, 0), P2(0, 10), P2(1, 2)}, 1,
+        ATTRS(A_INT("training_mode", 1), A_FLOAT("epsilon", 0)));
+    nn_expect(r.out[0], 2, D(2, 2), V(-1, -1, 1, 1), 1e-7);
+    nn_free(&r);
+}
+
 static void test_batchnorm_errors(void **state)
 {
     (void)state;
 #define BN_IN                                                                  \
     (sm_tensor *[]){nn_tensor(F32, 3, D(1, 2, 2), NULL), P2(1, 1), P2(0, 0),   \
                     P2(0, 0), P2(1, 1)}
-    nn_fail(SM_OP_BatchNormalization, 5, BN_IN, 1,
-            ATTRS(A_INT("training_mode", 1)), SMELT_ERR_UNSUPPORTED,
-            "BatchNormalization|training_mode");
     nn_fail(SM_OP_BatchNormalization, 5, BN_IN, 3, NO_ATTRS,
             SMELT_ERR_INVALID_ARG, "BatchNormalization|running_mean|3");
     nn_fail(SM_OP_BatchNormalization, 5,
@@ -421,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_pool_errors),
         cmocka_unit_test(test_pool_symbolic),
         cmocka_unit_test(test_batchnorm),
+        cmocka_unit_test(test_batchnorm_training),
         cmocka_unit_test(test_batchnorm_errors),
         cmocka_unit_test(test_layernorm_last),
         cmocka_unit_test(test_layernorm_last_two),

@@ -21,8 +21,7 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static smelt_graph_t *compile(smelt_ctx_t *ctx, const char *rel,
-                              const char *fn)
+static smelt_graph_t *compile(smelt_ctx_t *ctx, const char *rel, const char *fn)
 {
     smelt_graph_t *g = NULL;
     smelt_status st = smelt_script_load(ctx, tu_path(rel), fn, &g);
@@ -228,7 +227,8 @@ static void test_unroll_threshold(void **state)
     smelt_ctx_free(ctx);
 }
 
-/* ---- control flow --------------------------------------------------------- */
+/* ---- control flow ---------------------------------------------------------
+ */
 
 static void test_branches(void **state)
 {
@@ -374,11 +374,11 @@ static void test_ops(void **state)
             a[r * 3 + j] = exp(x[r * 3 + j]) / s;
     }
     int64_t d32[2] = {3, 2}, d3 = 3, d22[2] = {2, 2};
-    double b[] = {1, 4, 2, 5, 3, 6};         /* x.T reshaped to (3, 2) */
-    double c[] = {15, 21, 27};               /* 3 * column sums */
-    double d[] = {1, 4, 2, 5, 3, 6};         /* stack rows on dim 1 */
-    double e[] = {0, 0, 3, 4, 5, 6};         /* where(x > 2, x, 0) */
-    double f[] = {12, 23, 15, 26};           /* x[:, 1:3] + [10, 20] */
+    double b[] = {1, 4, 2, 5, 3, 6}; /* x.T reshaped to (3, 2) */
+    double c[] = {15, 21, 27};       /* 3 * column sums */
+    double d[] = {1, 4, 2, 5, 3, 6}; /* stack rows on dim 1 */
+    double e[] = {0, 0, 3, 4, 5, 6}; /* where(x > 2, x, 0) */
+    double f[] = {12, 23, 15, 26};   /* x[:, 1:3] + [10, 20] */
     expect(out[0], 2, dx, a, 1e-6);
     expect(out[1], 2, d32, b, 0);
     expect(out[2], 1, &d3, c, 0);
@@ -400,6 +400,58 @@ static void test_ops(void **state)
     expect(out[0], 2, d32b, want, 0);
     expect_scalar(out[1], 3); /* x.shape[0] at run time */
     free_all(out, 2);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
+/* Slices with negative steps and bounds, negative indices. */
+static void test_slicing(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = compile_text(ctx,
+                                    "def f(x: Tensor[f32, 5]):\n"
+                                    "    return x[::-1], x[-1], x[1:-1:2], "
+                                    "x[-2:], x[:2]\n",
+                                    "f");
+    int64_t d5 = 5, d2 = 2;
+    double x[] = {1, 2, 3, 4, 5}, rev[] = {5, 4, 3, 2, 1}, odd[] = {2, 4};
+    double tail[] = {4, 5}, head[] = {1, 2};
+    smelt_tensor_t *in[1] = {tensor(SMELT_DTYPE_F32, 1, &d5, x)}, *out[5];
+    run(ctx, g, in, 1, out, 5);
+    expect(out[0], 1, &d5, rev, 0);
+    expect_scalar(out[1], 5);
+    expect(out[2], 1, &d2, odd, 0);
+    expect(out[3], 1, &d2, tail, 0);
+    expect(out[4], 1, &d2, head, 0);
+    free_all(out, 5);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
+/* Lists and scalars as op inputs take the tensor operands' dtype. */
+static void test_op_inputs(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = compile_text(
+        ctx,
+        "def f(x: Tensor[f32, 2, 2]):\n"
+        "    return add(x, [1, 2]), matmul(x, [[0, 1], [1, 0]]), "
+        "where(x > 2.0, 1.0, 0.0), gather(x, 1, axis=1), pow(x, 2)\n",
+        "f");
+    int64_t d[2] = {2, 2}, d2 = 2;
+    double x[] = {1, 2, 3, 4}, a[] = {2, 4, 4, 6}, m[] = {2, 1, 4, 3};
+    double w[] = {0, 0, 1, 1}, gt[] = {2, 4}, p[] = {1, 4, 9, 16};
+    smelt_tensor_t *in[1] = {tensor(SMELT_DTYPE_F32, 2, d, x)}, *out[5];
+    run(ctx, g, in, 1, out, 5);
+    expect(out[0], 2, d, a, 0);
+    expect(out[1], 2, d, m, 0);
+    expect(out[2], 2, d, w, 0);
+    assert_int_equal(smelt_tensor_dtype(out[2]), SMELT_DTYPE_F32);
+    expect(out[3], 1, &d2, gt, 0);
+    expect(out[4], 2, d, p, 0);
+    free_all(out, 5);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
 }
@@ -448,13 +500,90 @@ static void test_grow_and_mlp(void **state)
         sum += exp(hv[j]);
     for (int j = 0; j < 8; j++)
         o[j] = exp(hv[j]) / sum;
-    smelt_tensor_t *in4[4] = {tensor(SMELT_DTYPE_F32, 2, dx, xv),
-                              tensor(SMELT_DTYPE_F32, 2, dwi, wi),
-                              tensor(SMELT_DTYPE_F32, 2, dw, w),
-                              scalar(SMELT_DTYPE_I64, 2)};
+    smelt_tensor_t *in4[4] = {
+        tensor(SMELT_DTYPE_F32, 2, dx, xv), tensor(SMELT_DTYPE_F32, 2, dwi, wi),
+        tensor(SMELT_DTYPE_F32, 2, dw, w), scalar(SMELT_DTYPE_I64, 2)};
     run(ctx, g, in4, 4, out, 1);
     expect(out[0], 2, dout, o, 1e-5);
     free_all(out, 1);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
+static void test_misc(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = compile(ctx, "script/misc.py", NULL);
+    assert_int_equal(count_op(g->top, SM_OP_Loop), 1);
+    assert_int_equal(count_op(g->top, SM_OP_If), 1);
+    assert_int_equal(count_op(g->top, SM_OP_Split), 1);
+    int64_t d = 4;
+    double x[] = {1, 2, 3, 4};
+    static const struct {
+        int n;
+        double y[4];
+        double b;
+    } cases[] = {{7, {-0.5, 1, 3, 5}, 8},
+                 {4, {7, 9, 3.5, 5}, 50},
+                 {0, {3, 5, -0.5, 1}, 10},
+                 {-3, {3, 5, -0.5, 1}, -20}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        smelt_tensor_t *in[2] = {tensor(SMELT_DTYPE_F32, 1, &d, x),
+                                 scalar(SMELT_DTYPE_I64, cases[i].n)},
+                       *out[2];
+        run(ctx, g, in, 2, out, 2);
+        expect(out[0], 1, &d, cases[i].y, 0);
+        expect_scalar(out[1], cases[i].b);
+        free_all(out, 2);
+    }
+    smelt_graph_free(g);
+
+    /* a negative step with a run-time start */
+    g = compile_text(ctx,
+                     "def f(n: int):\n"
+                     "    s = 0\n"
+                     "    for i in range(n, 0, -2):\n"
+                     "        s = s + i\n"
+                     "    return s\n",
+                     "f");
+    int ns[] = {5, 6, 0, -4};
+    double sums[] = {9, 12, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        smelt_tensor_t *in[1] = {scalar(SMELT_DTYPE_I64, ns[i])}, *out[1];
+        run(ctx, g, in, 1, out, 1);
+        expect_scalar(out[0], sums[i]);
+        free_all(out, 1);
+    }
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
+static void test_builtins(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = compile(ctx, "script/builtins.py", NULL);
+    int64_t dx[2] = {2, 3}, d3 = 3, d2 = 2, d32[2] = {3, 2};
+    double x[] = {1, 2, 3, 4, 5, 6}, y[] = {1, 2, 3};
+    smelt_tensor_t *in[2] = {tensor(SMELT_DTYPE_F32, 2, dx, x),
+                             tensor(SMELT_DTYPE_I64, 1, &d3, y)},
+                   *out[9];
+    run(ctx, g, in, 2, out, 9);
+    double t[] = {1, 4, 2, 5, 3, 6}, m[] = {3, 6};
+    double e[] = {1, 2, 2.5, 2.5, 2.5, 2.5}, am[] = {2, 2};
+    double c[] = {2, 2, 3, 4, 5, 6}, f[] = {0.5, 1, 1.5}, s[] = {1, 1, 1};
+    expect(out[0], 2, d32, t, 0);
+    expect(out[1], 1, &d2, m, 0);
+    expect(out[2], 2, dx, e, 0);
+    expect(out[3], 1, &d2, am, 0);
+    assert_int_equal(smelt_tensor_dtype(out[3]), SMELT_DTYPE_I64);
+    expect(out[4], 2, dx, c, 0);
+    expect(out[5], 2, d32, t, 0);
+    expect(out[6], 1, &d3, f, 0);
+    expect_scalar(out[7], 6 + 2 + 3);
+    expect(out[8], 1, &d3, s, 1e-6);
+    free_all(out, 9);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
 }
@@ -518,7 +647,8 @@ static void test_runtime_scalars(void **state)
     smelt_ctx_free(ctx);
 }
 
-/* ---- diagnostics ---------------------------------------------------------- */
+/* ---- diagnostics ----------------------------------------------------------
+ */
 
 /* Compiles tests/script/<name> and checks its diagnostic against the
  * first-line comment "# expect: LINE:COL: error: text". */
@@ -631,34 +761,49 @@ static void test_api_errors(void **state)
     assert_int_equal(smelt_script_compile(ctx, "", 0, "x.py", NULL, &g),
                      SMELT_ERR_NOT_FOUND);
     assert_non_null(strstr(smelt_ctx_error(ctx), "defines no function"));
-    assert_int_equal(smelt_script_load(ctx, tu_path("script/foo.py"), "bar",
-                                       &g),
-                     SMELT_ERR_NOT_FOUND);
+    assert_int_equal(
+        smelt_script_load(ctx, tu_path("script/foo.py"), "bar", &g),
+        SMELT_ERR_NOT_FOUND);
     assert_non_null(strstr(smelt_ctx_error(ctx), "no function 'bar'"));
     assert_non_null(strstr(smelt_ctx_error(ctx), "defines: foo"));
     assert_int_equal(smelt_script_load(ctx, "/nonexistent/x.py", NULL, &g),
                      SMELT_ERR_IO);
     assert_null(g);
+    /* a NULL context still gives statuses */
+    const char *ok = "def f(x):\n    return x + 1\n";
+    assert_int_equal(smelt_script_compile(NULL, ok, strlen(ok), NULL, NULL, &g),
+                     SMELT_OK);
+    smelt_graph_free(g);
+    g = NULL;
+    assert_int_equal(
+        smelt_script_compile(NULL, "def f(x:\n", 9, NULL, NULL, &g),
+        SMELT_ERR_PARSE);
+    assert_int_equal(smelt_script_compile(NULL, "def f(x):\n    return y\n", 23,
+                                          NULL, NULL, &g),
+                     SMELT_ERR_NOT_FOUND);
+    assert_null(g);
     /* NUL bytes and invalid UTF-8 are errors, not crashes */
     const char nul[] = "def f(x):\n    return x\0\n";
-    assert_int_equal(smelt_script_compile(ctx, nul, sizeof nul - 1, "n.py",
-                                          NULL, &g),
-                     SMELT_ERR_PARSE);
+    assert_int_equal(
+        smelt_script_compile(ctx, nul, sizeof nul - 1, "n.py", NULL, &g),
+        SMELT_ERR_PARSE);
     assert_non_null(strstr(smelt_ctx_error(ctx), "n.py:2:13: error: NUL"));
     const char bad[] = "def f(x):\n    # \xff\n    return x\n";
-    assert_int_equal(smelt_script_compile(ctx, bad, sizeof bad - 1, "u.py",
-                                          NULL, &g),
-                     SMELT_ERR_PARSE);
+    assert_int_equal(
+        smelt_script_compile(ctx, bad, sizeof bad - 1, "u.py", NULL, &g),
+        SMELT_ERR_PARSE);
     assert_non_null(strstr(smelt_ctx_error(ctx), "u.py:2:7: error: invalid"));
     smelt_ctx_free(ctx);
 }
 
-/* ---- robustness ----------------------------------------------------------- */
+/* ---- robustness -----------------------------------------------------------
+ */
 
 static const char *const examples[] = {
-    "script/foo.py",        "script/constant_model.py", "script/loop.py",
-    "script/branches.py",   "script/while_loop.py",     "script/helpers.py",
-    "script/ops.py",        "script/grow.py",           "script/mlp.py"};
+    "script/foo.py",      "script/constant_model.py", "script/loop.py",
+    "script/branches.py", "script/while_loop.py",     "script/helpers.py",
+    "script/ops.py",      "script/grow.py",           "script/mlp.py",
+    "script/misc.py",     "script/builtins.py"};
 
 /* Every prefix of every example compiles or fails with a message. */
 static void test_truncation(void **state)
@@ -691,15 +836,14 @@ static void test_truncation(void **state)
 }
 
 /* Each allocation of a compile fails in turn: NOMEM, nothing leaked. */
-static void test_alloc_failures(void **state)
+static void alloc_walk(smelt_ctx_t *ctx, const char *rel)
 {
-    (void)state;
-    smelt_ctx_t *ctx = smelt_ctx_init();
     size_t len;
-    char *text = tu_read_file(tu_path("script/helpers.py"), &len);
+    char *text = tu_read_file(tu_path(rel), &len);
     assert_non_null(text);
     int ok = 0;
-    for (long k = 0; k < 100000 && !ok; k++) {
+    long k;
+    for (k = 0; k < 100000 && !ok; k++) {
         smelt_graph_t *g = NULL;
         sm_alloc_fail_after(k);
         smelt_status st =
@@ -710,14 +854,23 @@ static void test_alloc_failures(void **state)
             assert_int_equal(smelt_graph_verify(ctx, g), SMELT_OK);
         } else {
             if (st != SMELT_ERR_NOMEM)
-                fail_msg("allocation %ld failed with %s: %s", k,
+                fail_msg("%s: allocation %ld failed with %s: %s", rel, k,
                          smelt_status_name(st), smelt_ctx_error(ctx));
             assert_null(g);
         }
         smelt_graph_free(g);
     }
     assert_true(ok);
+    assert_true(k > 20); /* the walk went through many allocations */
     free(text);
+}
+
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    alloc_walk(ctx, "script/helpers.py"); /* inlining, an If from returns */
+    alloc_walk(ctx, "script/misc.py");    /* Loop, If, Split, imports */
     smelt_ctx_free(ctx);
 }
 
@@ -734,43 +887,43 @@ static void test_limits(void **state)
     while ((size_t)k < n)
         k += sprintf(text + k, " + x");
     k += sprintf(text + k, "\n");
-    assert_int_equal(smelt_script_compile(ctx, text, (size_t)k, "l.py", NULL,
-                                          &g),
-                     SMELT_ERR_PARSE);
+    assert_int_equal(
+        smelt_script_compile(ctx, text, (size_t)k, "l.py", NULL, &g),
+        SMELT_ERR_PARSE);
     assert_non_null(strstr(smelt_ctx_error(ctx), "nested too deeply"));
     /* unary minus repeated */
     k = sprintf(text, "def f(x):\n    return ");
     while ((size_t)k < n)
         text[k++] = '-';
     k += sprintf(text + k, "x\n");
-    assert_int_equal(smelt_script_compile(ctx, text, (size_t)k, "l.py", NULL,
-                                          &g),
-                     SMELT_ERR_PARSE);
+    assert_int_equal(
+        smelt_script_compile(ctx, text, (size_t)k, "l.py", NULL, &g),
+        SMELT_ERR_PARSE);
     /* nested brackets */
     k = sprintf(text, "def f(x):\n    return ");
     for (int i = 0; i < 10000; i++)
         text[k++] = '(';
-    assert_int_equal(smelt_script_compile(ctx, text, (size_t)k, "l.py", NULL,
-                                          &g),
-                     SMELT_ERR_PARSE);
+    assert_int_equal(
+        smelt_script_compile(ctx, text, (size_t)k, "l.py", NULL, &g),
+        SMELT_ERR_PARSE);
     /* exponential inlining */
     k = sprintf(text, "def h0(x):\n    return x\n");
     for (int i = 1; i < 40; i++)
         k += sprintf(text + k, "def h%d(x):\n    return h%d(h%d(x))\n", i,
                      i - 1, i - 1);
     k += sprintf(text + k, "def f(x):\n    return h39(x)\n");
-    assert_int_equal(smelt_script_compile(ctx, text, (size_t)k, "l.py", "f",
-                                          &g),
-                     SMELT_ERR_LIMIT);
+    assert_int_equal(
+        smelt_script_compile(ctx, text, (size_t)k, "l.py", "f", &g),
+        SMELT_ERR_LIMIT);
     /* nested unrolled loops */
     k = sprintf(text, "def f(x):\n");
     for (int i = 0; i < 8; i++)
-        k += sprintf(text + k, "%*sfor i%d in range(16):\n", 4 * (i + 1), "",
-                     i);
+        k +=
+            sprintf(text + k, "%*sfor i%d in range(16):\n", 4 * (i + 1), "", i);
     k += sprintf(text + k, "%*sx = x + 1\n    return x\n", 36, "");
-    assert_int_equal(smelt_script_compile(ctx, text, (size_t)k, "l.py", "f",
-                                          &g),
-                     SMELT_ERR_LIMIT);
+    assert_int_equal(
+        smelt_script_compile(ctx, text, (size_t)k, "l.py", "f", &g),
+        SMELT_ERR_LIMIT);
     assert_null(g);
     free(text);
     smelt_ctx_free(ctx);
@@ -787,7 +940,11 @@ int main(void)
         cmocka_unit_test(test_while),
         cmocka_unit_test(test_helpers),
         cmocka_unit_test(test_ops),
+        cmocka_unit_test(test_slicing),
+        cmocka_unit_test(test_op_inputs),
         cmocka_unit_test(test_grow_and_mlp),
+        cmocka_unit_test(test_misc),
+        cmocka_unit_test(test_builtins),
         cmocka_unit_test(test_constant_folding),
         cmocka_unit_test(test_runtime_scalars),
         cmocka_unit_test(test_diagnostics),

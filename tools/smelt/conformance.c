@@ -13,10 +13,12 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -25,6 +27,7 @@
 #define ATOL 1e-5
 #define MAX_IO 64
 #define REASON 512
+#define TIMEOUT_S 300 /* per test */
 
 enum { PASSED, FAILED, UNSUPPORTED, EXCLUDED, N_KINDS };
 static const char *const kind_name[N_KINDS] = {"passed", "failed",
@@ -36,7 +39,8 @@ void cli_conformance_help(FILE *out)
         out,
         "run the ONNX backend node tests and compare with their outputs\n\n"
         "usage: smelt conformance DIR [--filter SUBSTR] [--exclude FILE]\n"
-        "                         [--min-pass-rate P] [--list] [--verbose]\n\n"
+        "                         [--min-pass-rate P] [--list] [--verbose]\n"
+        "                         [--no-fork] [-O0|-O1|-O2|-O3]\n\n"
         "DIR holds one folder per test (model.onnx, test_data_set_0/\n"
         "input_<i>.pb and output_<i>.pb), as scripts/gen_conformance.py\n"
         "writes them. Each model is loaded, verified and run with the\n"
@@ -50,10 +54,17 @@ void cli_conformance_help(FILE *out)
         "  --exclude FILE      tests to skip: one name a line, then ' # '\n"
         "                      and the reason (required)\n"
         "  --min-pass-rate P   fail unless at least P%% of the tests pass\n"
+        "  -O0 .. -O3          optimize each graph at that level (after\n"
+        "                      verifying it) before the reference run; a\n"
+        "                      failing pass fails the test, named\n"
         "  --list              list the tests (and exclusions), run nothing\n"
+        "  --no-fork           run every test in this process (each runs\n"
+        "                      in a child by default, so that a crash or a\n"
+        "                      hang of %d s fails that test alone)\n"
         "  --verbose           one line per test, with every reason\n\n"
         "Exit status: 0 when no test outside the exclusion list fails and\n"
-        "the pass rate is at least P; 1 otherwise; 2 on usage errors.\n");
+        "the pass rate is at least P; 1 otherwise; 2 on usage errors.\n",
+        TIMEOUT_S);
 }
 
 typedef struct exclusion {
@@ -69,7 +80,7 @@ typedef struct result {
 /* Unsupported tests grouped by the op they need. */
 typedef struct unsup_group {
     char op[64];
-    int missing; /* the op itself is missing (not a feature of it) */
+    int group; /* GROUP_OP, GROUP_FEATURE or GROUP_TYPE */
     int count;
     char example[160];
 } unsup_group;
@@ -77,7 +88,8 @@ typedef struct unsup_group {
 typedef struct run_opts {
     const char *dir, *filter, *exclude;
     double min_rate;
-    int list, verbose, tty;
+    int list, verbose, tty, no_fork;
+    int level; /* -O level to optimize at before running; -1: none */
 } run_opts;
 
 static int cmp_str(const void *a, const void *b)
@@ -379,8 +391,24 @@ static int run_data_set(smelt_ctx_t *ctx, const smelt_graph_t *g,
     return kind;
 }
 
-/* Loads, verifies and runs test `name` of dir on every data set. */
-static int run_test(const char *dir, const char *name, char *reason)
+/* Optimizes g at `level`; the pass manager's message names the pass that
+ * failed ("pass 'fold': ..."). */
+static int optimize(smelt_ctx_t *ctx, smelt_graph_t *g, int level, char *reason)
+{
+    smelt_opt_options o;
+    smelt_opt_options_default(&o);
+    o.level = level;
+    smelt_status s = smelt_graph_optimize(ctx, g, &o, NULL);
+    if (s == SMELT_OK)
+        return PASSED;
+    char stage[32];
+    snprintf(stage, sizeof stage, "optimize -O%d", level);
+    return error_kind(ctx, s, stage, reason);
+}
+
+/* Loads, verifies (and, with a level, optimizes) and runs test `name` of
+ * dir on every data set. */
+static int run_test(const char *dir, const char *name, int level, char *reason)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/model.onnx", dir, name);
@@ -396,6 +424,8 @@ static int run_test(const char *dir, const char *name, char *reason)
         kind = error_kind(ctx, s, "infer", reason);
     if (kind == PASSED && (s = smelt_graph_verify(ctx, g)) != SMELT_OK)
         kind = error_kind(ctx, s, "verify", reason);
+    if (kind == PASSED && level >= 0)
+        kind = optimize(ctx, g, level, reason);
     int sets = 0;
     for (; kind == PASSED; sets++) {
         snprintf(path, sizeof path, "%s/%s/test_data_set_%d", dir, name, sets);
@@ -412,33 +442,118 @@ static int run_test(const char *dir, const char *name, char *reason)
     return kind;
 }
 
-/* The op an unsupported test needs, from its reason: "op 'X' is not
- * supported" (a missing op), else the node named in the location ("node
- * 'n' (X)", "X node #3 ...", "X node defining ..."); "?" when none. */
-static void unsupported_op(const char *reason, char *op, size_t size,
-                           int *missing)
+/* Runs one test in a child process, so that a crash, a sanitizer report
+ * or a hang (TIMEOUT_S) fails that test alone; without fork, in this
+ * process. The child sends its verdict and reason through a pipe. */
+static int run_isolated(const char *dir, const char *name, int level,
+                        char *reason)
 {
-    const char *p = strstr(reason, "op '"), *q;
-    *missing = 0;
-    if (p && (q = strchr(p + 4, '\'')) &&
-        !strncmp(q, "' is not supported", 18)) {
-        *missing = 1;
-        snprintf(op, size, "%.*s", (int)(q - p - 4), p + 4);
+    int fd[2];
+    if (pipe(fd) != 0)
+        return run_test(dir, name, level, reason);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return run_test(dir, name, level, reason);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        alarm(TIMEOUT_S);
+        char msg[REASON + 1];
+        msg[0] = (char)run_test(dir, name, level, msg + 1);
+        size_t n = 1 + strlen(msg + 1), put = 0;
+        while (put < n) {
+            ssize_t w = write(fd[1], msg + put, n - put);
+            if (w <= 0)
+                break;
+            put += (size_t)w;
+        }
+        close(fd[1]);
+        exit(0); /* not _exit: LeakSanitizer checks the child at exit */
+    }
+    close(fd[1]);
+    char msg[REASON + 1];
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof msg - 1 &&
+           (k = read(fd[0], msg + got, sizeof msg - 1 - got)) > 0)
+        got += (size_t)k;
+    msg[got] = 0;
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        ;
+    if (WIFSIGNALED(st)) {
+        if (WTERMSIG(st) == SIGALRM)
+            snprintf(reason, REASON, "timed out after %d s", TIMEOUT_S);
+        else
+            snprintf(reason, REASON, "crashed: signal %d (%s)", WTERMSIG(st),
+                     strsignal(WTERMSIG(st)));
+        return FAILED;
+    }
+    if (got == 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || msg[0] < PASSED ||
+        msg[0] > UNSUPPORTED) {
+        snprintf(reason, REASON,
+                 "the test process exited with status %d (a sanitizer "
+                 "report above?)",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return FAILED;
+    }
+    snprintf(reason, REASON, "%s", msg + 1);
+    return msg[0];
+}
+
+/* What an unsupported test lacks, from its reason, and its class:
+ * GROUP_OP for a missing op ("op 'X' is not supported"), GROUP_FEATURE
+ * for a feature of an op Smelt has (the op named in the location: "node
+ * 'n' (X)", "X node #3 ...", "X node defining ..."), GROUP_TYPE for a
+ * dtype, a non-tensor type, an opset or a domain, whatever the op. */
+enum { GROUP_OP, GROUP_FEATURE, GROUP_TYPE, N_GROUPS };
+
+static void unsupported_key(const char *reason, char *key, size_t size,
+                            int *group)
+{
+    const char *p, *q;
+    *group = GROUP_TYPE;
+    if ((p = strstr(reason, "data type ")) && (p = strchr(p, '(')) &&
+        (q = strchr(p, ')'))) {
+        snprintf(key, size, "dtype %.*s", (int)(q - p - 1), p + 1);
         return;
     }
+    if ((p = strstr(reason, "(found a")) && (q = strchr(p, ')'))) {
+        snprintf(key, size, "%.*s", (int)(q - p - 9), p + 9);
+        return;
+    }
+    if ((p = strstr(reason, "domain '")) && (q = strchr(p + 8, '\''))) {
+        snprintf(key, size, "domain %.*s", (int)(q - p - 8), p + 8);
+        return;
+    }
+    if ((p = strstr(reason, "onnx: opset "))) {
+        snprintf(key, size, "opset %d", atoi(p + 12));
+        return;
+    }
+    if ((p = strstr(reason, "op '")) && (q = strchr(p + 4, '\'')) &&
+        !strncmp(q, "' is not supported", 18)) {
+        *group = GROUP_OP;
+        snprintf(key, size, "%.*s", (int)(q - p - 4), p + 4);
+        return;
+    }
+    *group = GROUP_FEATURE;
     if ((p = strstr(reason, "node '")) && (p = strstr(p, "' (")) &&
         (q = strchr(p + 3, ')'))) {
-        snprintf(op, size, "%.*s", (int)(q - p - 3), p + 3);
+        snprintf(key, size, "%.*s", (int)(q - p - 3), p + 3);
         return;
     }
     if ((q = strstr(reason, " node "))) {
-        p = q;
-        while (p > reason && p[-1] != ' ')
+        for (p = q; p > reason && p[-1] != ' ';)
             p--;
-        snprintf(op, size, "%.*s", (int)(q - p), p);
+        snprintf(key, size, "%.*s", (int)(q - p), p);
         return;
     }
-    snprintf(op, size, "?");
+    snprintf(key, size, "?");
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -449,10 +564,14 @@ static int cmp_group(const void *a, const void *b)
     return strcmp(x->op, y->op);
 }
 
-/* Prints the unsupported tests per op: missing ops first, then features
- * of ops Smelt has, each sorted by test count. */
+/* Prints the unsupported tests grouped by what they lack: missing ops
+ * first, then features of ops Smelt has, then types and opsets, each
+ * sorted by test count. */
 static void print_unsupported(const result *r, int n)
 {
+    static const char *const title[N_GROUPS] = {
+        "missing ops", "features of ops Smelt has",
+        "data types, non-tensor types, opsets and domains"};
     unsup_group *gr = calloc((size_t)n + 1, sizeof *gr);
     int ng = 0;
     if (!gr)
@@ -460,44 +579,35 @@ static void print_unsupported(const result *r, int n)
     for (int i = 0; i < n; i++) {
         if (r[i].kind != UNSUPPORTED)
             continue;
-        char op[64];
-        int missing, k;
-        unsupported_op(r[i].reason, op, sizeof op, &missing);
+        char key[64];
+        int group, k;
+        unsupported_key(r[i].reason, key, sizeof key, &group);
         for (k = 0; k < ng; k++)
-            if (gr[k].missing == missing && !strcmp(gr[k].op, op))
+            if (gr[k].group == group && !strcmp(gr[k].op, key))
                 break;
         if (k == ng) {
-            snprintf(gr[k].op, sizeof gr[k].op, "%s", op);
-            gr[k].missing = missing;
-            const char *msg = strstr(r[i].reason, "onnx: ");
-            snprintf(gr[k].example, sizeof gr[k].example, "%s",
-                     msg ? msg + 6 : r[i].reason);
+            snprintf(gr[k].op, sizeof gr[k].op, "%s", key);
+            gr[k].group = group;
+            snprintf(gr[k].example, sizeof gr[k].example, "%.159s", r[i].name);
             ng++;
         }
         gr[k].count++;
     }
     qsort(gr, (size_t)ng, sizeof *gr, cmp_group);
-    for (int pass = 1; pass >= 0; pass--) {
-        int tests = 0, ops = 0;
+    for (int group = 0; group < N_GROUPS; group++) {
+        int tests = 0, keys = 0;
         for (int k = 0; k < ng; k++)
-            if (gr[k].missing == pass) {
+            if (gr[k].group == group) {
                 tests += gr[k].count;
-                ops++;
+                keys++;
             }
-        if (!ops)
+        if (!keys)
             continue;
-        printf("\n%s (%d tests, %d ops):\n",
-               pass ? "unsupported: missing ops"
-                    : "unsupported: features of ops Smelt has",
-               tests, ops);
+        printf("\nunsupported: %s (%d tests):\n", title[group], tests);
         for (int k = 0; k < ng; k++)
-            if (gr[k].missing == pass) {
-                if (pass)
-                    printf("  %4d  %s\n", gr[k].count, gr[k].op);
-                else
-                    printf("  %4d  %-20s e.g. %s\n", gr[k].count, gr[k].op,
-                           gr[k].example);
-            }
+            if (gr[k].group == group)
+                printf("  %4d  %-32s e.g. %s\n", gr[k].count, gr[k].op,
+                       gr[k].example);
     }
     free(gr);
 }
@@ -540,7 +650,10 @@ static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
             r[i].kind = EXCLUDED;
             snprintf(r[i].reason, REASON, "%s", e->reason);
         } else {
-            r[i].kind = run_test(o->dir, names[i], r[i].reason);
+            r[i].kind =
+                o->no_fork
+                    ? run_test(o->dir, names[i], o->level, r[i].reason)
+                    : run_isolated(o->dir, names[i], o->level, r[i].reason);
         }
         count[r[i].kind]++;
         show_progress(o, i, n, count, &r[i]);
@@ -561,7 +674,11 @@ static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
     }
     print_unsupported(r, n);
     double rate = n ? 100.0 * count[PASSED] / n : 0;
-    printf("\nconformance: %d tests in %s\n", n, o->dir);
+    if (o->level >= 0)
+        printf("\nconformance: %d tests in %s, optimized at -O%d\n", n, o->dir,
+               o->level);
+    else
+        printf("\nconformance: %d tests in %s\n", n, o->dir);
     for (int k = 0; k < N_KINDS; k++)
         printf("  %-12s %4d  (%5.1f%%)\n", kind_name[k], count[k],
                n ? 100.0 * count[k] / n : 0.0);
@@ -614,6 +731,11 @@ static int parse_args(int argc, char **argv, run_opts *o)
                                        "--min-pass-rate wants a percentage "
                                        "from 0 to 100, not '%s'",
                                        v);
+        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' &&
+                   !a[3]) {
+            o->level = a[2] - '0';
+        } else if (!strcmp(a, "--no-fork")) {
+            o->no_fork = 1;
         } else if (!strcmp(a, "--list")) {
             o->list = 1;
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
@@ -634,6 +756,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
 int cli_conformance(int argc, char **argv)
 {
     run_opts o = {0};
+    o.level = -1;
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc;

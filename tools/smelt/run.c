@@ -1,6 +1,8 @@
 /*
  * run.c - `smelt run FILE --input NAME=x.npy ... [--output-dir DIR]`:
- * runs a model with the reference interpreter and shows its outputs.
+ * compiles a model into a plan for the inputs' shapes and runs it (or,
+ * with --reference, runs the reference interpreter), and shows its
+ * outputs.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "plan_cli.h"
 
 #define MAX_IO 256
 #define LEADING 8
@@ -20,13 +23,15 @@ void cli_run_help(FILE *out)
     fprintf(
         out,
         "run a model on inputs from .npy files\n\n"
-        "usage: smelt run FILE [--input NAME=x.npy]... [--output-dir DIR]\n\n"
+        "usage: smelt run FILE [--input NAME=x.npy]... [--output-dir DIR]\n"
+        "                 [--threads N] [-O N] [--isa NAME] [--reference]\n\n"
         "Binds each graph input to a .npy file (NAME= may be left out to\n"
-        "bind inputs in order), runs the graph with the reference\n"
-        "interpreter, and prints each output's name, dtype, shape and\n"
-        "leading values.\n\n"
+        "bind inputs in order), compiles the graph into a plan for those\n"
+        "shapes and runs it (--reference: the reference interpreter), and\n"
+        "prints each output's name, dtype, shape and leading values.\n\n"
         "  --input NAME=PATH   an input (repeat for each graph input)\n"
         "  --output-dir DIR    also write each output to DIR/NAME.npy\n");
+    cli_plan_opts_help(out);
 }
 
 static double now_ms(void)
@@ -123,7 +128,14 @@ int cli_run(int argc, char **argv)
     const char *file = NULL, *outdir = NULL;
     char *specs[MAX_IO];
     int n_specs = 0;
+    cli_plan_opts po;
+    cli_plan_opts_init(&po);
     for (int i = 1; i < argc; i++) {
+        int r = cli_plan_opt(&po, argc, argv, &i, "run");
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
         if (!strcmp(argv[i], "--input") || !strcmp(argv[i], "-i")) {
             const char *v = cli_option_value(argc, argv, &i, "run");
             if (!v)
@@ -156,10 +168,22 @@ int cli_run(int argc, char **argv)
     }
     if (!rc)
         rc = bind_inputs(ctx, g, n_specs, specs, inputs);
-    double t0 = now_ms();
-    if (!rc && smelt_graph_run_reference(ctx, g, inputs, n_in, outputs,
-                                         n_out) != SMELT_OK)
-        rc = cli_fail(ctx, file);
+    double t0 = now_ms(), tc = t0;
+    smelt_plan_t *plan = NULL;
+    if (!rc && po.reference) {
+        if (smelt_graph_run_reference(ctx, g, inputs, n_in, outputs, n_out) !=
+            SMELT_OK)
+            rc = cli_fail(ctx, file);
+    } else if (!rc) {
+        po.o.inputs = inputs;
+        po.o.n_inputs = n_in;
+        if (smelt_plan_compile(ctx, g, &po.o, &plan) != SMELT_OK)
+            rc = cli_fail(ctx, file);
+        tc = now_ms();
+        if (!rc &&
+            smelt_plan_run(ctx, plan, inputs, n_in, outputs, n_out) != SMELT_OK)
+            rc = cli_fail(ctx, file);
+    }
     double t1 = now_ms();
     if (!rc && outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "smelt run: %s: %s\n", outdir, strerror(errno));
@@ -175,9 +199,16 @@ int cli_run(int argc, char **argv)
                 rc = cli_fail(ctx, "output");
         }
     }
-    if (!rc)
+    smelt_plan_stats ps;
+    if (!rc && plan && smelt_plan_get_stats(plan, &ps) == SMELT_OK)
+        fprintf(stderr,
+                "ran %s in %.3f ms (plan: %d steps, %d threads; compiled in "
+                "%.3f ms)\n",
+                file, t1 - tc, ps.steps, ps.threads, tc - t0);
+    else if (!rc)
         fprintf(stderr, "ran %s in %.3f ms (reference interpreter)\n", file,
                 t1 - t0);
+    smelt_plan_free(plan);
     for (int i = 0; i < MAX_IO; i++) {
         smelt_tensor_free(inputs[i]);
         smelt_tensor_free(outputs[i]);

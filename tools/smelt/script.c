@@ -39,7 +39,7 @@ static int script_fail(smelt_ctx_t *ctx)
 
 int cli_script(int argc, char **argv)
 {
-    const char *file = NULL, *fn = NULL;
+    const char *file = NULL, *fn = cli_script_fn; /* the global --fn */
     int raw = 0, optimize = 0;
     smelt_opt_options o;
     smelt_opt_options_default(&o);

@@ -255,12 +255,22 @@ static smelt_status model_opset(smelt_ctx_t *ctx, const Onnx__ModelProto *m,
                                 int64_t *opset)
 {
     *opset = -1;
+    const char *other = NULL;
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[i];
         const char *d = o->domain ? o->domain : "";
         if (strcmp(d, "") == 0 || strcmp(d, "ai.onnx") == 0)
             *opset = o->has_version ? o->version : 1;
+        else
+            other = d;
     }
+    /* Only other domains (ai.onnx.preview.training, com.microsoft...):
+     * a valid model, of ops Smelt does not have. */
+    if (*opset < 0 && other)
+        return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
+                      "onnx: the model imports no opset of the default "
+                      "domain, only of domain '%s', which is not supported",
+                      other);
     if (*opset < 0)
         return sm_err(ctx, SMELT_ERR_PARSE,
                       "onnx: the model imports no opset of the default "

@@ -71,7 +71,8 @@ static size_t typed_count(const Onnx__TensorProto *tp)
 }
 
 /* The typed field dtype dt uses (float_data, double_data, int64_data,
- * or int32_data for the small types, float16 and bfloat16 as their 16
+ * uint64_data for uint32 and uint64 as the ONNX spec says, or int32_data
+ * for the small types including uint16, float16 and bfloat16 as their 16
  * bits): its name and its value count. */
 static const char *typed_field(const Onnx__TensorProto *tp, smelt_dtype dt,
                                size_t *have)
@@ -80,6 +81,8 @@ static const char *typed_field(const Onnx__TensorProto *tp, smelt_dtype dt,
     case SMELT_DTYPE_F32: *have = tp->n_float_data; return "float_data";
     case SMELT_DTYPE_F64: *have = tp->n_double_data; return "double_data";
     case SMELT_DTYPE_I64: *have = tp->n_int64_data; return "int64_data";
+    case SMELT_DTYPE_U32:
+    case SMELT_DTYPE_U64: *have = tp->n_uint64_data; return "uint64_data";
     default: *have = tp->n_int32_data; return "int32_data";
     }
 }
@@ -123,6 +126,10 @@ static void fill_typed(const Onnx__TensorProto *tp, sm_tensor *t)
             break;
         case SMELT_DTYPE_BOOL:
             ((uint8_t *)t->data)[i] = tp->int32_data[i] != 0;
+            break;
+        case SMELT_DTYPE_U32: /* u32 wraps, like numpy's cast */
+        case SMELT_DTYPE_U64:
+            sm_store_i64(t->dtype, t->data, i, (int64_t)tp->uint64_data[i]);
             break;
         default: sm_store_i64(t->dtype, t->data, i, tp->int32_data[i]);
         }

@@ -119,12 +119,14 @@ smelt_status sm_onnx_external_load(sm_onnx_loader *L,
 /* opset.c: import side */
 /* Rewrites attributes that older opsets had where the op table takes
  * inputs (Slice < 10, Pad < 11, Clip < 11, Dropout < 12), drops ones that
- * no longer mean anything (BatchNormalization.spatial = 1 before 9), and
- * sets Softmax's axis explicitly. */
+ * no longer mean anything (BatchNormalization.spatial = 1 before 9),
+ * sets Softmax's axis explicitly, and refuses as unsupported the old
+ * forms of ops that differ in ways the node does not show (Dropout < 7,
+ * Concat < 4...). */
 smelt_status sm_onnx_import_fix(sm_onnx_loader *L, sm_block *b,
                                 sm_onnx_node *n);
-/* Softmax/LogSoftmax before opset 13 (coerce to 2-D at `axis`) over an
- * input whose rank does not make that the last axis: emits
+/* Softmax/LogSoftmax/Hardmax before opset 13 (coerce to 2-D at `axis`)
+ * over an input whose rank does not make that the last axis: emits
  * Flatten -> Softmax -> Reshape(Shape(x)). *done is set when it did. */
 smelt_status sm_onnx_legacy_softmax(sm_onnx_loader *L, sm_block *b,
                                     sm_onnx_node *n, int *done);

@@ -48,6 +48,12 @@ static const form forms[] = {
     {SM_OP_ReduceMean, "axes", 1, 18, FORM_INTS, 0},
     {SM_OP_ReduceMax, "axes", 1, 18, FORM_INTS, 0},
     {SM_OP_ReduceMin, "axes", 1, 18, FORM_INTS, 0},
+    {SM_OP_ReduceProd, "axes", 1, 18, FORM_INTS, 0},
+    {SM_OP_ReduceL1, "axes", 1, 18, FORM_INTS, 0},
+    {SM_OP_ReduceL2, "axes", 1, 18, FORM_INTS, 0},
+    {SM_OP_ReduceLogSum, "axes", 1, 18, FORM_INTS, 0},
+    {SM_OP_ReduceLogSumExp, "axes", 1, 18, FORM_INTS, 0},
+    {SM_OP_ReduceSumSquare, "axes", 1, 18, FORM_INTS, 0},
 };
 #define N_FORMS ((int)(sizeof forms / sizeof *forms))
 
@@ -60,6 +66,14 @@ static const struct {
 } newer[] = {
     {SM_OP_Split, "num_outputs", -1, 18},
     {SM_OP_Pad, NULL, 3, 18},
+    {SM_OP_LpPool, "ceil_mode", -1, 18},
+    {SM_OP_LpPool, "dilations", -1, 18},
+    /* input 0: the op itself is that new */
+    {SM_OP_Mish, NULL, 0, 18},
+    {SM_OP_BitwiseAnd, NULL, 0, 18},
+    {SM_OP_BitwiseOr, NULL, 0, 18},
+    {SM_OP_BitwiseXor, NULL, 0, 18},
+    {SM_OP_BitwiseNot, NULL, 0, 18},
 };
 
 int sm_onnx_block_labels(sm_op op, const char *const **labels)
@@ -139,8 +153,37 @@ static smelt_status add_const(sm_onnx_loader *L, sm_block *b,
     return sm_onnx_define(L, *out, n->where);
 }
 
+/* Ops whose forms before opset `since` differ from the op table's in a
+ * way no attribute or input of the node shows, so the importer cannot
+ * tell: Dropout and BatchNormalization trained by default (is_test = 0),
+ * Cast's `to` was a string, Concat's axis defaulted to 1, Tile took
+ * (tiles, axis), Resize took (X, scales) with other coordinate rules,
+ * RoiAlign had no coordinate_transformation_mode and used
+ * output_half_pixel. Other old forms differ by attributes the op table
+ * lacks (broadcast, consumed_inputs, is_test, paddings, shape...), which
+ * the importer refuses as unsupported attributes. */
+static const struct {
+    sm_op op;
+    int since;
+} first_opset[] = {
+    {SM_OP_BatchNormalization, 7},
+    {SM_OP_Dropout, 7},
+    {SM_OP_Cast, 6},
+    {SM_OP_Concat, 4},
+    {SM_OP_Tile, 6},
+    {SM_OP_Resize, 11},
+    {SM_OP_RoiAlign, 16},
+};
+
 smelt_status sm_onnx_import_fix(sm_onnx_loader *L, sm_block *b, sm_onnx_node *n)
 {
+    for (size_t r = 0; r < sizeof first_opset / sizeof *first_opset; r++)
+        if (first_opset[r].op == n->op && L->opset < first_opset[r].since)
+            return sm_err(L->ctx, SMELT_ERR_UNSUPPORTED,
+                          "onnx: %s: %s at opset %lld is not supported "
+                          "(Smelt reads it from opset %d)",
+                          n->where, sm_op_info_get(n->op)->name,
+                          (long long)L->opset, first_opset[r].since);
     for (int r = 0; r < N_FORMS; r++) {
         const form *f = &forms[r];
         if (f->op != n->op || !f->on_import || L->opset >= f->since)
@@ -197,7 +240,8 @@ smelt_status sm_onnx_legacy_softmax(sm_onnx_loader *L, sm_block *b,
                                     sm_onnx_node *n, int *done)
 {
     *done = 0;
-    if ((n->op != SM_OP_Softmax && n->op != SM_OP_LogSoftmax) ||
+    if ((n->op != SM_OP_Softmax && n->op != SM_OP_LogSoftmax &&
+         n->op != SM_OP_Hardmax) ||
         L->opset >= 13 || n->n_in != 1 || !n->in[0] || n->np->n_output != 1 ||
         !n->np->output[0][0])
         return SMELT_OK;

@@ -48,8 +48,7 @@ smelt_status smelt_script_compile(smelt_ctx_t *ctx, const char *source,
                              "defines: %s)",
                              src.file, fn, names[0] ? names : "nothing")
                     : sm_err(ctx, SMELT_ERR_NOT_FOUND,
-                             "%.200s: the file defines no function",
-                             src.file);
+                             "%.200s: the file defines no function", src.file);
         }
     }
     sm_arena_free(&arena);

@@ -16,19 +16,18 @@
 #include "frontends/script/script.h"
 
 static const char *const keywords[] = {
-    "False",  "None",   "True",     "and",    "as",       "assert", "async",
-    "await",  "break",  "class",    "continue", "def",    "del",    "elif",
-    "else",   "except", "finally",  "for",    "from",     "global", "if",
-    "import", "in",     "is",       "lambda", "nonlocal", "not",    "or",
-    "pass",   "raise",  "return",   "try",    "while",    "with",   "yield"};
+    "False",  "None",   "True",    "and",      "as",       "assert", "async",
+    "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+    "else",   "except", "finally", "for",      "from",     "global", "if",
+    "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+    "pass",   "raise",  "return",  "try",      "while",    "with",   "yield"};
 
 /* Operators, longest first so that the first match is the longest. */
 static const char *const operators[] = {
-    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "==", "!=", "<=",
-    ">=",  "+=",  "-=",  "*=",  "/=",  "%=", "@=", "&=", "|=", "^=", "<<",
-    ">>",  ":=",  "+",   "-",   "*",   "/",  "%",  "@",  "<",  ">",  "=",
-    "(",   ")",   "[",   "]",   "{",   "}",  ",",  ":",  ".",  ";",  "&",
-    "|",   "^",   "~"};
+    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "==", "!=", "<=", ">=",
+    "+=",  "-=",  "*=",  "/=",  "%=",  "@=", "&=", "|=", "^=", "<<", ">>", ":=",
+    "+",   "-",   "*",   "/",   "%",   "@",  "<",  ">",  "=",  "(",  ")",  "[",
+    "]",   "{",   "}",   ",",   ":",   ".",  ";",  "&",  "|",  "^",  "~"};
 
 typedef struct lexer {
     const sm_script_src *src;
@@ -54,8 +53,8 @@ static int col_of(const lexer *lx, size_t pos)
 static smelt_status fail(const lexer *lx, size_t pos, const char *hint,
                          const char *msg)
 {
-    return sm_script_error(lx->src, lx->line, col_of(lx, pos),
-                           SMELT_ERR_PARSE, hint, "%s", msg);
+    return sm_script_error(lx->src, lx->line, col_of(lx, pos), SMELT_ERR_PARSE,
+                           hint, "%s", msg);
 }
 
 static sm_ptok *push(lexer *lx, sm_ptok_kind kind, size_t pos, size_t len)
@@ -223,7 +222,8 @@ static smelt_status lex_number(lexer *lx)
     }
     uint64_t v = 0;
     for (const char *q = buf; *q; q++) {
-        uint64_t d = (uint64_t)(is_digit(*q) ? *q - '0' : (*q | 0x20) - 'a' + 10);
+        uint64_t d =
+            (uint64_t)(is_digit(*q) ? *q - '0' : (*q | 0x20) - 'a' + 10);
         if (v > ((uint64_t)INT64_MAX - d) / (uint64_t)base)
             return fail(lx, s, "integers are 64-bit",
                         "integer literal is too large");
@@ -335,9 +335,9 @@ static smelt_status lex_name(lexer *lx)
     if (at(lx, e) >= 0x80)
         return fail(lx, e, "names are ASCII letters, digits and '_'",
                     "non-ASCII character in a name");
-    sm_ptok *t = push(lx, is_keyword(lx->p + s, e - s) ? SM_PTOK_KEYWORD
-                                                       : SM_PTOK_NAME,
-                      s, e - s);
+    sm_ptok *t =
+        push(lx, is_keyword(lx->p + s, e - s) ? SM_PTOK_KEYWORD : SM_PTOK_NAME,
+             s, e - s);
     if (!t)
         return sm_err_nomem(lx->src->ctx);
     lx->pos = e;
@@ -430,10 +430,9 @@ static smelt_status lex_line(lexer *lx)
         if (c < 0) {
             if (lx->depth > 0) {
                 int d = lx->depth - 1;
-                return sm_script_error(
-                    lx->src, lx->open_line[d], lx->open_col[d],
-                    SMELT_ERR_PARSE, NULL, "'%c' is never closed",
-                    lx->open_ch[d]);
+                return sm_script_error(lx->src, lx->open_line[d],
+                                       lx->open_col[d], SMELT_ERR_PARSE, NULL,
+                                       "'%c' is never closed", lx->open_ch[d]);
             }
             break;
         }

@@ -40,6 +40,8 @@ smelt_status sm_lw_nomem(sm_lower *L)
 
 smelt_status sm_lw_step(sm_lower *L, int line, int col)
 {
+    L->line = line;
+    L->col = col;
     if (++L->steps <= SM_SCRIPT_MAX_STEPS)
         return SMELT_OK;
     return sm_lw_error(L, line, col, SMELT_ERR_LIMIT,
@@ -81,6 +83,8 @@ sm_var *sm_lw_var(sm_env *env, const char *name)
 
 sm_env *sm_lw_env_copy(sm_lower *L, const sm_env *env)
 {
+    if (env)
+        L->steps += env->n; /* copies count as work: they take memory */
     sm_env *c = sm_lw_alloc(L, sizeof *c);
     if (!c)
         return NULL;
@@ -96,8 +100,13 @@ sm_env *sm_lw_env_copy(sm_lower *L, const sm_env *env)
 smelt_status sm_lw_assign(sm_lower *L, const char *name, const sm_sv *val)
 {
     sm_env *env = L->env;
+    L->steps += env->n / 32; /* the search below is linear */
     sm_var *v = sm_lw_var(env, name);
     if (!v) {
+        if (env->n >= SM_SCRIPT_MAX_VARS)
+            return sm_lw_error(L, L->line, L->col, SMELT_ERR_LIMIT, NULL,
+                               "a function has more than %d variables",
+                               SM_SCRIPT_MAX_VARS);
         if (env->n == env->cap) {
             int nc = env->cap * 2;
             sm_var *p = sm_lw_alloc(L, sizeof *p * (size_t)nc);
@@ -163,20 +172,18 @@ static smelt_status global_value(sm_lower *L, sm_lw_global *gl, int line,
 
 const sm_ast_func *sm_lw_func(const sm_lower *L, const char *name)
 {
-    return sm_script_find_func(L->mod, name);
+    return sm_strmap_get(&L->funcs, name, strlen(name));
 }
 
 int sm_lw_is_import(const sm_lower *L, const char *name)
 {
-    for (const sm_ast_import *i = L->mod->imports; i; i = i->next)
-        if (!strcmp(i->alias, name))
-            return 1;
-    return 0;
+    return sm_strmap_get(&L->imports, name, strlen(name)) != NULL;
 }
 
 smelt_status sm_lw_lookup(sm_lower *L, const char *name, int line, int col,
                           sm_sv *out)
 {
+    L->steps += L->env->n / 32; /* the search is linear */
     sm_var *v = sm_lw_var(L->env, name);
     char hint[160];
     if (v && v->state == SM_VAR_DEF) {
@@ -227,8 +234,7 @@ static int ann_name(const sm_ast_expr *e, const char *name)
 }
 
 /* Tensor[dtype, dims...]: dims are ints, names (symbolic) or None. */
-static smelt_status tensor_ann(sm_lower *L, const sm_ast_expr *idx,
-                               sm_type *t)
+static smelt_status tensor_ann(sm_lower *L, const sm_ast_expr *idx, sm_type *t)
 {
     int n = idx->kind == SM_EX_TUPLE ? idx->n : 1;
     const sm_ast_expr *const *items =
@@ -255,10 +261,10 @@ static smelt_status tensor_ann(sm_lower *L, const sm_ast_expr *idx,
         const sm_ast_expr *e = items[i];
         sm_dim *dim = &t->dims[i - 1];
         dim->size = -1;
-        sm_lw_global *gl = e->kind == SM_EX_NAME
-                               ? sm_strmap_get(&L->globals, e->name,
-                                               strlen(e->name))
-                               : NULL;
+        sm_lw_global *gl =
+            e->kind == SM_EX_NAME
+                ? sm_strmap_get(&L->globals, e->name, strlen(e->name))
+                : NULL;
         sm_sv g = {.kind = SM_SV_NONE};
         if (gl) /* a module constant: its value */
             SM_TRY(global_value(L, gl, e->line, e->col, &g));
@@ -307,12 +313,10 @@ static smelt_status annotation(sm_lower *L, const sm_ast_expr *e,
 
 /* Checks v against an annotation of kind want (and dtype, for a Tensor)
  * and converts ints and bools where Python would. */
-static smelt_status check_kind(sm_lower *L, sm_sv_kind want,
-                               const sm_type *t, sm_sv *v, const char *what,
-                               int line, int col)
+static smelt_status check_kind(sm_lower *L, sm_sv_kind want, const sm_type *t,
+                               sm_sv *v, const char *what, int line, int col)
 {
-    int ok = v->kind == want ||
-             (want == SM_SV_INT && v->kind == SM_SV_BOOL) ||
+    int ok = v->kind == want || (want == SM_SV_INT && v->kind == SM_SV_BOOL) ||
              (want == SM_SV_FLOAT &&
               (v->kind == SM_SV_INT || v->kind == SM_SV_BOOL));
     if (!ok)
@@ -332,8 +336,8 @@ static smelt_status check_kind(sm_lower *L, sm_sv_kind want,
     if (v->kind != want) {
         smelt_status st = SMELT_OK;
         if (v->v)
-            v->v = sm_lw_cast(L, v->v, sm_lw_natural_dtype(want), line, col,
-                              &st);
+            v->v =
+                sm_lw_cast(L, v->v, sm_lw_natural_dtype(want), line, col, &st);
         else if (want == SM_SV_FLOAT)
             v->f = (double)v->i;
         v->kind = want;
@@ -355,7 +359,7 @@ static smelt_status check_returns(sm_lower *L, const sm_ast_func *f,
         (ann_name(r->a, "Tuple") || ann_name(r->a, "tuple"))) {
         n = r->b->kind == SM_EX_TUPLE ? r->b->n : 1;
         items = r->b->kind == SM_EX_TUPLE ? (sm_ast_expr *const *)r->b->items
-                                           : &r->b;
+                                          : &r->b;
     }
     if (n != flow->n)
         return sm_lw_error(L, flow->line, flow->col, SMELT_ERR_TYPE,
@@ -376,8 +380,7 @@ static smelt_status check_returns(sm_lower *L, const sm_ast_func *f,
                                "change the annotation",
                                "'%s' is annotated to return %s but returns "
                                "%s",
-                               f->name, sm_lw_kind_name(kind),
-                               sm_lw_a_kind(k));
+                               f->name, sm_lw_kind_name(kind), sm_lw_a_kind(k));
         snprintf(what, sizeof what, "the result of '%.40s'", f->name);
         SM_TRY(check_kind(L, kind, items[i]->kind == SM_EX_INDEX ? &t : NULL,
                           &flow->vals[i], what, flow->line, flow->col));
@@ -395,15 +398,16 @@ static smelt_status bind(sm_lower *L, const sm_ast_expr *t, const sm_sv *v)
             sm_lw_rename(L, v->v, t->name);
         return sm_lw_assign(L, t->name, v);
     }
-    if ((v->kind != SM_SV_TUPLE && v->kind != SM_SV_LIST) || v->n != t->n)
+    int seq = v->kind == SM_SV_TUPLE || v->kind == SM_SV_LIST;
+    if (!seq || v->n != t->n)
         return sm_lw_error(
             L, t->line, t->col, SMELT_ERR_TYPE,
             v->kind == SM_SV_TENSOR
                 ? "a Tensor is one value; split it with split() first"
                 : "unpack a tuple of the same length",
-            "cannot unpack %s of %d item%s into %d names",
-            sm_lw_a_kind(v->kind), v->kind >= SM_SV_LIST ? v->n : 1,
-            v->kind >= SM_SV_LIST && v->n == 1 ? "" : "s", t->n);
+            seq ? "cannot unpack %s of %d items into %d names"
+                : "cannot unpack %s into %d names",
+            sm_lw_a_kind(v->kind), seq ? v->n : t->n, t->n);
     for (int i = 0; i < t->n; i++)
         SM_TRY(bind(L, t->items[i], &v->items[i]));
     return SMELT_OK;
@@ -447,8 +451,7 @@ int sm_lw_returns(const sm_ast_stmt *s)
 {
     if (s->kind == SM_ST_RETURN)
         return 1;
-    if (s->kind != SM_ST_IF && s->kind != SM_ST_FOR &&
-        s->kind != SM_ST_WHILE)
+    if (s->kind != SM_ST_IF && s->kind != SM_ST_FOR && s->kind != SM_ST_WHILE)
         return 0;
     for (const sm_ast_stmt *b = s->body; b; b = b->next)
         if (sm_lw_returns(b))
@@ -471,8 +474,7 @@ static const sm_ast_stmt *first_return(const sm_ast_stmt *s)
     return s;
 }
 
-static smelt_status do_return(sm_lower *L, const sm_ast_stmt *s,
-                              sm_flow *flow)
+static smelt_status do_return(sm_lower *L, const sm_ast_stmt *s, sm_flow *flow)
 {
     if (L->in_loop)
         return sm_lw_error(L, s->line, s->col, SMELT_ERR_UNSUPPORTED,
@@ -583,8 +585,8 @@ static smelt_status bind_args(sm_lower *L, const sm_ast_func *f, int n,
             sm_type t;
             char what[96];
             SM_TRY(annotation(L, p->type, &kind, &t));
-            snprintf(what, sizeof what, "argument '%.30s' of '%.30s'",
-                     p->name, f->name);
+            snprintf(what, sizeof what, "argument '%.30s' of '%.30s'", p->name,
+                     f->name);
             SM_TRY(check_kind(L, kind, p->type->kind == SM_EX_INDEX ? &t : NULL,
                               &vals[j], what, line, col));
         }
@@ -693,6 +695,13 @@ static smelt_status add_outputs(sm_lower *L, const sm_ast_func *f,
 
 static smelt_status lower_entry(sm_lower *L, const sm_ast_func *f)
 {
+    for (const sm_ast_func *fn = L->mod->funcs; fn; fn = fn->next)
+        if (!sm_strmap_put(&L->funcs, fn->name, strlen(fn->name),
+                           (void *)fn)) /* later definitions win */
+            return sm_lw_nomem(L);
+    for (const sm_ast_import *i = L->mod->imports; i; i = i->next)
+        if (!sm_strmap_put(&L->imports, i->alias, strlen(i->alias), (void *)i))
+            return sm_lw_nomem(L);
     for (const sm_ast_global *g = L->mod->globals; g; g = g->next) {
         if (sm_strmap_get(&L->globals, g->name, strlen(g->name)))
             continue; /* the list runs newest first: the last one wins */
@@ -732,6 +741,8 @@ smelt_status sm_script_lower(const sm_script_src *src, const sm_ast_module *m,
     sm_strmap_init(&L.names);
     sm_strmap_init(&L.consts);
     sm_strmap_init(&L.globals);
+    sm_strmap_init(&L.funcs);
+    sm_strmap_init(&L.imports);
     smelt_status st = sm_graph_new(src->ctx, f->name, &L.g);
     if (!st)
         st = lower_entry(&L, f);
@@ -742,6 +753,8 @@ smelt_status sm_script_lower(const sm_script_src *src, const sm_ast_module *m,
     sm_strmap_free(&L.names);
     sm_strmap_free(&L.consts);
     sm_strmap_free(&L.globals);
+    sm_strmap_free(&L.funcs);
+    sm_strmap_free(&L.imports);
     sm_arena_free(&L.arena);
     if (st) {
         sm_graph_free(L.g);

@@ -86,12 +86,15 @@ typedef struct sm_lower {
     sm_env *env;
     const sm_ast_func *calls[SM_SCRIPT_MAX_INLINE + 1]; /* inline stack */
     int n_calls;
-    int in_loop; /* loops around the code, in the current function */
+    int in_loop;       /* loops around the code, in the current function */
     sm_strmap names;   /* value names in use -> next suffix */
     sm_strmap consts;  /* "block/dtype/bits" -> scalar constant value */
     sm_strmap globals; /* module constant name -> sm_lw_global */
+    sm_strmap funcs;   /* function name -> its last definition */
+    sm_strmap imports; /* module alias -> non-NULL */
     long steps;
-    long tmp; /* counter of temporary value names */
+    int line, col; /* of the code being lowered, for late errors */
+    long tmp;      /* counter of temporary value names */
     size_t const_bytes;
 } sm_lower;
 

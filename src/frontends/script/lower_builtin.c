@@ -187,7 +187,8 @@ static int nested_shape(const sm_sv *v, int depth, int64_t *dims, int *nd)
     if (v->kind != SM_SV_LIST && v->kind != SM_SV_TUPLE) {
         if (*nd < 0)
             *nd = depth;
-        return *nd == depth && v->kind <= SM_SV_BOOL && v->kind != SM_SV_TENSOR;
+        return *nd == depth && v->kind <= SM_SV_BOOL &&
+               v->kind != SM_SV_TENSOR && !v->v;
     }
     if (depth >= SMELT_MAX_DIMS)
         return 0;
@@ -214,9 +215,11 @@ static void nested_fill(const sm_sv *v, sm_tensor *t, int64_t *k)
     if (sm_dtype_is_float(t->dtype))
         sm_store_f64(t->dtype, t->data, (*k)++,
                      v->kind == SM_SV_FLOAT ? v->f : (double)v->i);
-    else
+    else if (v->kind != SM_SV_FLOAT)
+        sm_store_i64(t->dtype, t->data, (*k)++, v->i);
+    else /* a float into an integer tensor: truncated, when it fits */
         sm_store_i64(t->dtype, t->data, (*k)++,
-                     v->kind == SM_SV_FLOAT ? (int64_t)v->f : v->i);
+                     v->f > -9.2e18 && v->f < 9.2e18 ? (int64_t)v->f : 0);
 }
 
 static smelt_dtype nested_dtype(const sm_sv *v, smelt_dtype dt)
@@ -254,13 +257,23 @@ static smelt_status b_tensor(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
             a->line, a->col, &st);
         return tensor_out(v, st, out);
     }
+    sm_value *v;
+    SM_TRY(sm_lw_nested_const(L, d, dt, a->line, a->col, &v));
+    return tensor_out(v, SMELT_OK, out);
+}
+
+smelt_status sm_lw_nested_const(sm_lower *L, const sm_sv *d, smelt_dtype dt,
+                                int line, int col, sm_value **out)
+{
     int64_t dims[SMELT_MAX_DIMS], numel;
     int nd = -1;
     smelt_ctx_t scratch = {0};
+    if (!dt)
+        dt = nested_dtype(d, SMELT_DTYPE_BOOL);
     if (!nested_shape(d, 0, dims, &nd) ||
         sm_shape_numel(&scratch, nd, dims, smelt_dtype_size(dt), &numel) ||
         numel > CONST_MAX_NUMEL)
-        return sm_lw_error(L, a->line, a->col, SMELT_ERR_SHAPE,
+        return sm_lw_error(L, line, col, SMELT_ERR_SHAPE,
                            "give nested lists of equal length holding "
                            "constant numbers",
                            "tensor data must be a rectangular list of "
@@ -270,8 +283,7 @@ static smelt_status b_tensor(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
         return sm_lw_nomem(L);
     int64_t k = 0;
     nested_fill(d, t, &k);
-    sm_value *v = sm_lw_const(L, t);
-    return v ? tensor_out(v, SMELT_OK, out) : sm_lw_nomem(L);
+    return (*out = sm_lw_const(L, t)) ? SMELT_OK : sm_lw_nomem(L);
 }
 
 /* ---- conversions -------------------------------------------------------- */

@@ -9,9 +9,9 @@
  * next attribute (in schema order) becomes that attribute, so that
  * softmax(x, 1), leakyrelu(x, 0.2) and concat([a, b], 0) read naturally.
  * Keyword arguments are attributes by their schema names (dim and keepdim
- * are accepted for axis and keepdims). Python scalars given as inputs of
- * elementwise and broadcasting ops take the dtype of the first non-bool
- * tensor input; lists of ints become i64 tensors.
+ * are accepted for axis and keepdims). Python scalars and lists given as
+ * inputs take the dtype of the first non-bool tensor input, except for
+ * layout ops and reductions, where lists of ints are i64 shapes or axes.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -46,23 +46,20 @@ smelt_status sm_lw_args_done(sm_lower *L, sm_lw_args *a, int max_pos)
         return sm_lw_error(L, a->line, a->col, SMELT_ERR_INVALID_ARG, NULL,
                            "%s takes at most %d positional argument%s, %d "
                            "given",
-                           a->fname, max_pos, max_pos == 1 ? "" : "s",
-                           a->npos);
+                           a->fname, max_pos, max_pos == 1 ? "" : "s", a->npos);
     for (int i = a->npos; i < a->n; i++)
         if (!a->used[i])
-            return sm_lw_error(L, a->line, a->col, SMELT_ERR_INVALID_ARG,
-                               NULL, "%s has no argument '%s'", a->fname,
-                               a->kw[i]);
+            return sm_lw_error(L, a->line, a->col, SMELT_ERR_INVALID_ARG, NULL,
+                               "%s has no argument '%s'", a->fname, a->kw[i]);
     return SMELT_OK;
 }
 
-smelt_status sm_lw_tensor_arg(sm_lower *L, sm_lw_args *a, int i,
-                              sm_value **out)
+smelt_status sm_lw_tensor_arg(sm_lower *L, sm_lw_args *a, int i, sm_value **out)
 {
     if (i >= a->npos || a->v[i].kind != SM_SV_TENSOR)
-        return sm_lw_error(L, a->line, a->col, SMELT_ERR_TYPE,
-                           "pass a Tensor", "%s needs a Tensor as argument %d%s%s",
-                           a->fname, i + 1, i < a->npos ? ", not a " : "",
+        return sm_lw_error(L, a->line, a->col, SMELT_ERR_TYPE, "pass a Tensor",
+                           "%s needs a Tensor as argument %d%s%s", a->fname,
+                           i + 1, i < a->npos ? ", not a " : "",
                            i < a->npos ? sm_lw_kind_name(a->v[i].kind) : "");
     *out = a->v[i].v;
     return SMELT_OK;
@@ -86,8 +83,8 @@ static int attr_fits(const sm_attr_spec *sp, const sm_sv *v)
 {
     if (!sm_lw_is_const(v))
         return 0;
-    int num = v->kind == SM_SV_INT || v->kind == SM_SV_BOOL ||
-              v->kind == SM_SV_FLOAT;
+    int num =
+        v->kind == SM_SV_INT || v->kind == SM_SV_BOOL || v->kind == SM_SV_FLOAT;
     int seq = v->kind == SM_SV_LIST || v->kind == SM_SV_TUPLE;
     int all_int = seq, all_num = seq, all_str = seq;
     for (int i = 0; seq && i < v->n; i++) {
@@ -225,31 +222,30 @@ sm_op sm_lw_find_op(const char *name)
     return SM_OP_COUNT;
 }
 
-/* The dtype Python scalars take as inputs of op: the first non-bool tensor
- * input's for elementwise and broadcasting ops, else their own. */
+/* The dtype Python scalars and lists take as inputs of op: the first
+ * non-bool tensor input's, except for layout ops and reductions, whose
+ * list inputs are shapes, axes and indices. */
 static smelt_dtype scalar_input_dtype(sm_op op, const sm_sv *const *in, int n)
 {
     sm_op_class c = sm_op_info_get(op)->cls;
-    if (c != SM_CLASS_ELEMWISE && c != SM_CLASS_BROADCAST)
+    if (c == SM_CLASS_LAYOUT || c == SM_CLASS_REDUCTION ||
+        c == SM_CLASS_CONTROL)
         return SMELT_DTYPE_UNDEFINED;
-    smelt_dtype dt = SMELT_DTYPE_UNDEFINED;
     for (int i = 0; i < n; i++) {
         if (!in[i] || in[i]->kind != SM_SV_TENSOR)
             continue;
         smelt_dtype d = in[i]->v->type.dtype;
         if (d != SMELT_DTYPE_BOOL && d != SMELT_DTYPE_UNDEFINED)
             return d;
-        if (!dt)
-            dt = d;
     }
-    return dt;
+    return SMELT_DTYPE_UNDEFINED;
 }
 
 /* One input of an op from a script value: tensors as they are, scalars in
- * dtype dt, lists of ints as i64 tensors, None as an absent input. */
+ * dtype dt, lists as constant tensors of dtype dt (lists of ints, which may
+ * hold run-time ints, as i64 when dt is not set), None as absent. */
 static smelt_status input_value(sm_lower *L, const sm_lw_args *a,
-                                const sm_sv *v, smelt_dtype dt,
-                                sm_value **out)
+                                const sm_sv *v, smelt_dtype dt, sm_value **out)
 {
     *out = NULL;
     if (v->kind == SM_SV_NONE)
@@ -257,15 +253,12 @@ static smelt_status input_value(sm_lower *L, const sm_lw_args *a,
     if (v->kind == SM_SV_LIST || v->kind == SM_SV_TUPLE) {
         int all_const = sm_lw_is_const(v), all_int = 1;
         for (int i = 0; i < v->n; i++)
-            all_int &= v->items[i].kind == SM_SV_INT ||
-                       v->items[i].kind == SM_SV_BOOL;
-        if (all_int)
+            all_int &=
+                v->items[i].kind == SM_SV_INT || v->items[i].kind == SM_SV_BOOL;
+        if (all_int && (!dt || !all_const))
             return sm_lw_int_list(L, v->items, v->n, a->line, a->col, out);
-        if (all_const) {
-            sm_tensor *t;
-            SM_TRY(consts_tensor(L, v, &t));
-            return (*out = sm_lw_const(L, t)) ? SMELT_OK : sm_lw_nomem(L);
-        }
+        if (all_const)
+            return sm_lw_nested_const(L, v, dt, a->line, a->col, out);
         return sm_lw_error(L, a->line, a->col, SMELT_ERR_TYPE,
                            "a list argument is a list of ints (a shape) or of "
                            "tensors for ops that take many inputs",

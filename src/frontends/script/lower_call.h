@@ -44,6 +44,10 @@ smelt_status sm_lw_builtin(sm_lower *L, const char *name, int method,
  * functions); *found is 0 when name is none of them. */
 smelt_status sm_lw_builtin_shape(sm_lower *L, const char *name, int method,
                                  sm_lw_args *a, sm_sv *out, int *found);
+/* Nested lists of constants as a constant tensor of dtype dt (UNDEFINED:
+ * f32 if any is a float, bool if all are bools, else i64). */
+smelt_status sm_lw_nested_const(sm_lower *L, const sm_sv *d, smelt_dtype dt,
+                                int line, int col, sm_value **out);
 /* Size of dimension axis of x: a constant when known, else Shape. */
 smelt_status sm_lw_dim(sm_lower *L, sm_value *x, int64_t axis, int line,
                        int col, sm_sv *out);

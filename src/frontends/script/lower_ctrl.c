@@ -41,8 +41,8 @@ static sm_block *new_block(sm_lower *L, const char *label)
 
 /* Lowers statements s in block b with environment env. */
 static smelt_status in_block(sm_lower *L, sm_block *b, sm_env *env,
-                             const sm_ast_stmt *s, const sm_cont *k,
-                             int line, int col, sm_flow *flow)
+                             const sm_ast_stmt *s, const sm_cont *k, int line,
+                             int col, sm_flow *flow)
 {
     SM_TRY(push_block(L, b, line, col));
     sm_env *saved = L->env;
@@ -54,8 +54,8 @@ static smelt_status in_block(sm_lower *L, sm_block *b, sm_env *env,
 }
 
 /* v as an IR value made in block b (constants land in b). */
-static smelt_status value_in(sm_lower *L, sm_block *b, const sm_sv *v,
-                             int line, int col, sm_value **out)
+static smelt_status value_in(sm_lower *L, sm_block *b, const sm_sv *v, int line,
+                             int col, sm_value **out)
 {
     SM_TRY(push_block(L, b, line, col));
     smelt_status st = sm_lw_value(L, v, SMELT_DTYPE_UNDEFINED, line, col, out);
@@ -67,20 +67,19 @@ static smelt_status value_in(sm_lower *L, sm_block *b, const sm_sv *v,
  * IR values of each branch; they must have one type. */
 static smelt_status branch_pair(sm_lower *L, const char *what, const sm_sv *a,
                                 sm_block *ba, const sm_sv *b, sm_block *bb,
-                                int line, int col, sm_value **va,
-                                sm_value **vb)
+                                int line, int col, sm_value **va, sm_value **vb)
 {
     if (a->kind != b->kind)
         return sm_lw_error(L, line, col, SMELT_ERR_TYPE,
                            "give it the same type on both branches (a tensor "
                            "from an int: tensor(n) or full(shape, n))",
-                           "%s is %s on one branch and %s on the other",
-                           what, sm_lw_a_kind(a->kind), sm_lw_a_kind(b->kind));
+                           "%s is %s on one branch and %s on the other", what,
+                           sm_lw_a_kind(a->kind), sm_lw_a_kind(b->kind));
     if (a->kind > SM_SV_BOOL)
         return sm_lw_error(L, line, col, SMELT_ERR_UNSUPPORTED,
                            "give it the same value on every path",
-                           "%s is a %s that differs between the branches",
-                           what, sm_lw_kind_name(a->kind));
+                           "%s is a %s that differs between the branches", what,
+                           sm_lw_kind_name(a->kind));
     SM_TRY(value_in(L, ba, a, line, col, va));
     SM_TRY(value_in(L, bb, b, line, col, vb));
     smelt_dtype x = (*va)->type.dtype, y = (*vb)->type.dtype;
@@ -94,9 +93,9 @@ static smelt_status branch_pair(sm_lower *L, const char *what, const sm_sv *a,
 }
 
 /* Builds If(cond) with blocks tb, eb returning ta[i], eb[i]. */
-static sm_node *make_if(sm_lower *L, sm_value *cond, sm_block *tb,
-                        sm_block *eb, int n, sm_value **ta, sm_value **ea,
-                        int line, int col, smelt_status *st)
+static sm_node *make_if(sm_lower *L, sm_value *cond, sm_block *tb, sm_block *eb,
+                        int n, sm_value **ta, sm_value **ea, int line, int col,
+                        smelt_status *st)
 {
     sm_node *node = sm_lw_node(L, SM_OP_If, 1, &cond, n);
     int ok = node != NULL;
@@ -135,6 +134,58 @@ static smelt_status open_branches(sm_lower *L, const sm_ast_expr *cond,
     return SMELT_OK;
 }
 
+/* The outputs an if statement's branches give. */
+typedef struct if_outs {
+    int n;
+    sm_value **tv, **ev; /* per output, the then and else values */
+    const sm_var **vars; /* the then side's variable, for name and kind */
+} if_outs;
+
+/* Variable `name` after the if, from its state in the then branch (a) and
+ * the else branch (b), either NULL when the branch does not know it; idx
+ * is its index in the environment before the if, or -1. */
+static smelt_status merge_var(sm_lower *L, const sm_ast_stmt *s,
+                              const branches *br, int idx, const char *name,
+                              const sm_var *a, const sm_var *b, if_outs *o)
+{
+    const sm_var *old = idx >= 0 ? &L->env->vars[idx] : NULL;
+    int adef = a && a->state == SM_VAR_DEF;
+    int bdef = b && b->state == SM_VAR_DEF;
+    if (!adef || !bdef) {
+        if (old && old->state != SM_VAR_DEF && !adef && !bdef)
+            return SMELT_OK; /* undefined before and still */
+        sm_sv none = {.kind = SM_SV_NONE};
+        SM_TRY(sm_lw_assign(L, name, &none));
+        sm_var *v = sm_lw_var(L->env, name);
+        v->state = SM_VAR_BRANCH;
+        v->line = s->line;
+        v->col = s->col;
+        return SMELT_OK;
+    }
+    if (sm_lw_same(&a->val, &b->val)) {
+        if (!old || old->state != SM_VAR_DEF || !sm_lw_same(&old->val, &a->val))
+            SM_TRY(sm_lw_assign(L, name, &a->val));
+        return SMELT_OK;
+    }
+    char what[80];
+    snprintf(what, sizeof what, "'%.40s'", name);
+    SM_TRY(branch_pair(L, what, &a->val, br->tb, &b->val, br->eb, s->line,
+                       s->col, &o->tv[o->n], &o->ev[o->n]));
+    o->vars[o->n++] = a;
+    return SMELT_OK;
+}
+
+/* Variable `name` among those env gained after its first n0. */
+static const sm_var *new_var(sm_lower *L, const sm_env *env, int n0,
+                             const char *name)
+{
+    L->steps += (env->n - n0) / 32;
+    for (int i = n0; i < env->n; i++)
+        if (!strcmp(env->vars[i].name, name))
+            return &env->vars[i];
+    return NULL;
+}
+
 smelt_status sm_lw_if(sm_lower *L, const sm_ast_stmt *s)
 {
     branches br = {0};
@@ -145,55 +196,36 @@ smelt_status sm_lw_if(sm_lower *L, const sm_ast_stmt *s)
         return sm_lw_seq(L, pick ? s->body : s->orelse, NULL, &flow);
     SM_TRY(in_block(L, br.tb, br.ta, s->body, NULL, s->line, s->col, &flow));
     SM_TRY(in_block(L, br.eb, br.ea, s->orelse, NULL, s->line, s->col, &flow));
-    /* the variables the branches leave different from before */
-    int cap = br.ta->n + br.ea->n, n = 0;
-    sm_value **tv = sm_lw_alloc(L, sizeof(sm_value *) * (size_t)(cap + 1));
-    sm_value **ev = sm_lw_alloc(L, sizeof(sm_value *) * (size_t)(cap + 1));
-    sm_var **vars = sm_lw_alloc(L, sizeof(sm_var *) * (size_t)(cap + 1));
-    if (!tv || !ev || !vars)
+    /* The branch environments began as copies of this one, so its first
+     * n0 variables sit at the same places in all three. */
+    int n0 = L->env->n, cap = br.ta->n + br.ea->n + 1;
+    if_outs o = {0, sm_lw_alloc(L, sizeof(sm_value *) * (size_t)cap),
+                 sm_lw_alloc(L, sizeof(sm_value *) * (size_t)cap),
+                 sm_lw_alloc(L, sizeof(sm_var *) * (size_t)cap)};
+    if (!o.tv || !o.ev || !o.vars)
         return sm_lw_nomem(L);
-    for (int i = 0; i < cap; i++) {
-        const sm_var *x = i < br.ta->n ? &br.ta->vars[i]
-                                       : &br.ea->vars[i - br.ta->n];
-        if (i >= br.ta->n && sm_lw_var(br.ta, x->name))
-            continue; /* seen from the then side already */
-        sm_var *a = sm_lw_var(br.ta, x->name), *b = sm_lw_var(br.ea, x->name);
-        sm_var *o = sm_lw_var(L->env, x->name);
-        int adef = a && a->state == SM_VAR_DEF;
-        int bdef = b && b->state == SM_VAR_DEF;
-        if (!adef || !bdef) {
-            if (o && o->state != SM_VAR_DEF && !adef && !bdef)
-                continue; /* undefined before and still */
-            sm_sv none = {.kind = SM_SV_NONE};
-            SM_TRY(sm_lw_assign(L, x->name, &none));
-            o = sm_lw_var(L->env, x->name);
-            o->state = SM_VAR_BRANCH;
-            o->line = s->line;
-            o->col = s->col;
-            continue;
-        }
-        if (sm_lw_same(&a->val, &b->val)) {
-            if (!o || o->state != SM_VAR_DEF || !sm_lw_same(&o->val, &a->val))
-                SM_TRY(sm_lw_assign(L, x->name, &a->val));
-            continue;
-        }
-        char what[80];
-        snprintf(what, sizeof what, "'%.40s'", x->name);
-        SM_TRY(branch_pair(L, what, &a->val, br.tb, &b->val, br.eb, s->line,
-                           s->col, &tv[n], &ev[n]));
-        vars[n++] = a;
+    for (int i = 0; i < br.ta->n; i++) {
+        const sm_var *a = &br.ta->vars[i];
+        const sm_var *b =
+            i < n0 ? &br.ea->vars[i] : new_var(L, br.ea, n0, a->name);
+        SM_TRY(merge_var(L, s, &br, i < n0 ? i : -1, a->name, a, b, &o));
     }
-    if (n == 0)
+    for (int i = n0; i < br.ea->n; i++) {
+        const sm_var *b = &br.ea->vars[i];
+        if (!new_var(L, br.ta, n0, b->name))
+            SM_TRY(merge_var(L, s, &br, -1, b->name, NULL, b, &o));
+    }
+    if (o.n == 0)
         return SMELT_OK; /* nothing the branches did is visible after */
     smelt_status st;
-    sm_node *node =
-        make_if(L, br.cond, br.tb, br.eb, n, tv, ev, s->line, s->col, &st);
+    sm_node *node = make_if(L, br.cond, br.tb, br.eb, o.n, o.tv, o.ev, s->line,
+                            s->col, &st);
     if (!node)
         return st;
-    for (int i = 0; i < n; i++) {
-        sm_sv v = {.kind = vars[i]->val.kind, .v = node->out[i]};
-        sm_lw_rename(L, v.v, vars[i]->name);
-        SM_TRY(sm_lw_assign(L, vars[i]->name, &v));
+    for (int i = 0; i < o.n; i++) {
+        sm_sv v = {.kind = o.vars[i]->val.kind, .v = node->out[i]};
+        sm_lw_rename(L, v.v, o.vars[i]->name);
+        SM_TRY(sm_lw_assign(L, o.vars[i]->name, &v));
     }
     return SMELT_OK;
 }
@@ -239,9 +271,9 @@ smelt_status sm_lw_if_return(sm_lower *L, const sm_ast_stmt *s,
         slot[i] = n++;
     }
     smelt_status st;
-    sm_node *node = n ? make_if(L, br.cond, br.tb, br.eb, n, tv, ev, s->line,
-                                s->col, &st)
-                      : NULL;
+    sm_node *node =
+        n ? make_if(L, br.cond, br.tb, br.eb, n, tv, ev, s->line, s->col, &st)
+          : NULL;
     if (n && !node)
         return st;
     for (int i = 0; i < fa.n; i++)
@@ -272,8 +304,8 @@ smelt_status sm_lw_ifexp(sm_lower *L, const sm_ast_expr *e, sm_sv *out)
         return SMELT_OK;
     }
     sm_value *va, *vb;
-    SM_TRY(branch_pair(L, "the value of the conditional expression", &a,
-                       br.tb, &b, br.eb, e->line, e->col, &va, &vb));
+    SM_TRY(branch_pair(L, "the value of the conditional expression", &a, br.tb,
+                       &b, br.eb, e->line, e->col, &va, &vb));
     sm_node *node =
         make_if(L, br.cond, br.tb, br.eb, 1, &va, &vb, e->line, e->col, &st);
     if (!node)
@@ -359,10 +391,10 @@ static void widen(sm_type *p, const sm_type *f, int round)
 
 typedef struct loop_spec {
     const sm_ast_stmt *s;
-    sm_value *m;         /* trip count or NULL */
-    sm_value *cond;      /* initial condition or NULL */
-    const char *var;     /* for: the loop variable */
-    sm_sv start, step;   /* for: var = start + iteration * step */
+    sm_value *m;          /* trip count or NULL */
+    sm_value *cond;       /* initial condition or NULL */
+    const char *var;      /* for: the loop variable */
+    sm_sv start, step;    /* for: var = start + iteration * step */
     const sm_ast_expr *w; /* while: the condition, recomputed each time */
 } loop_spec;
 
@@ -414,8 +446,8 @@ static smelt_status loop_body(sm_lower *L, const loop_spec *sp, loop_state *ls,
         if (sp->step.i != 1)
             st = sm_lw_binop(L, SM_AOP_MUL, &i, &sp->step, s->line, s->col, &t);
         if (!st && !(sp->start.v == NULL && sp->start.i == 0))
-            st = sm_lw_binop(L, SM_AOP_ADD, &t, &sp->start, s->line, s->col,
-                             &i);
+            st =
+                sm_lw_binop(L, SM_AOP_ADD, &t, &sp->start, s->line, s->col, &i);
         else
             i = t;
         if (!st)
@@ -446,8 +478,8 @@ static smelt_status loop_body(sm_lower *L, const loop_spec *sp, loop_state *ls,
                              o->name, sm_lw_a_kind(o->val.kind),
                              sm_lw_a_kind(f->val.kind));
         else
-            st = sm_lw_value(L, &f->val, SMELT_DTYPE_UNDEFINED, s->line,
-                             s->col, &ls->fin[i]);
+            st = sm_lw_value(L, &f->val, SMELT_DTYPE_UNDEFINED, s->line, s->col,
+                             &ls->fin[i]);
         smelt_dtype a = ls->types[i].dtype;
         if (!st && a && ls->fin[i]->type.dtype && ls->fin[i]->type.dtype != a)
             st = sm_lw_error(L, s->line, s->col, SMELT_ERR_TYPE,
@@ -611,11 +643,10 @@ static smelt_status range_args(sm_lower *L, const sm_ast_stmt *s, sm_sv *a)
         if (v->kind == SM_SV_BOOL)
             v->kind = SM_SV_INT;
         if (v->kind != SM_SV_INT)
-            return sm_lw_error(L, it->items[i]->line, it->items[i]->col,
-                               SMELT_ERR_TYPE,
-                               "convert a one-element tensor with int(x)",
-                               "range() takes ints, not a %s",
-                               sm_lw_kind_name(v->kind));
+            return sm_lw_error(
+                L, it->items[i]->line, it->items[i]->col, SMELT_ERR_TYPE,
+                "convert a one-element tensor with int(x)",
+                "range() takes ints, not a %s", sm_lw_kind_name(v->kind));
         if (v->v && v->v->type.dtype != SMELT_DTYPE_I64) {
             smelt_status st;
             if (!(v->v = sm_lw_cast(L, v->v, SMELT_DTYPE_I64, s->line, s->col,
@@ -623,7 +654,7 @@ static smelt_status range_args(sm_lower *L, const sm_ast_stmt *s, sm_sv *a)
                 return st;
         }
     }
-    if (a[2].v || a[2].i == 0)
+    if (a[2].v || a[2].i == 0 || a[2].i == INT64_MIN)
         return sm_lw_error(L, it->line, it->col, SMELT_ERR_UNSUPPORTED, NULL,
                            "the step of range() must be a nonzero constant");
     return SMELT_OK;
@@ -642,23 +673,28 @@ smelt_status sm_lw_for(sm_lower *L, const sm_ast_stmt *s)
         SM_TRY(sm_lw_value(L, &m, SMELT_DTYPE_I64, s->line, s->col, &sp.m));
         return loop(L, &sp);
     }
-    /* a run-time bound: M = ceil((stop - start) / step), in i64 */
+    /* a run-time bound: M = (stop - start + step - 1) / step in i64 (for
+     * a negative step, with start and stop swapped and -step) */
     int down = a[2].i < 0;
-    sm_sv d, m, adj = {.kind = SM_SV_INT, .i = down ? -a[2].i - 1
-                                                    : a[2].i - 1};
-    if (!down && !a[0].v && a[0].i == 0)
-        d = a[1];
-    else
+    int64_t step = down ? -a[2].i : a[2].i;
+    sm_sv m, adj = {.kind = SM_SV_INT, .i = step - 1};
+    if (!down && !a[0].v && a[0].i > INT64_MIN + step) {
+        adj.i -= a[0].i; /* stop + (step - 1 - start) */
+        m = a[1];
+    } else {
         SM_TRY(sm_lw_binop(L, SM_AOP_SUB, down ? &a[0] : &a[1],
-                           down ? &a[1] : &a[0], s->line, s->col, &d));
-    m = d;
+                           down ? &a[1] : &a[0], s->line, s->col, &m));
+    }
     if (adj.i != 0) {
-        sm_sv step = {.kind = SM_SV_INT, .i = down ? -a[2].i : a[2].i};
+        sm_sv d = m;
+        SM_TRY(sm_lw_binop(L, SM_AOP_ADD, &d, &adj, s->line, s->col, &m));
+    }
+    if (step != 1) {
+        sm_sv k = {.kind = SM_SV_INT, .i = step};
         sm_value *in[2];
         smelt_status st;
-        SM_TRY(sm_lw_binop(L, SM_AOP_ADD, &d, &adj, s->line, s->col, &m));
         SM_TRY(sm_lw_value(L, &m, SMELT_DTYPE_I64, s->line, s->col, &in[0]));
-        SM_TRY(sm_lw_value(L, &step, SMELT_DTYPE_I64, s->line, s->col, &in[1]));
+        SM_TRY(sm_lw_value(L, &k, SMELT_DTYPE_I64, s->line, s->col, &in[1]));
         if (!(m.v = sm_lw_emit(L, SM_OP_Div, 2, in, s->line, s->col, &st)))
             return st;
     }

@@ -61,20 +61,17 @@ static const char *infer_hint(smelt_status st)
 smelt_status sm_lw_finish(sm_lower *L, sm_node *n, int line, int col)
 {
     if (L->g->n_nodes_all > SM_SCRIPT_MAX_NODES)
-        return sm_lw_error(L, line, col, SMELT_ERR_LIMIT,
-                           "use smaller constant trip counts",
-                           "the graph grows beyond %d nodes",
-                           SM_SCRIPT_MAX_NODES);
+        return sm_lw_error(
+            L, line, col, SMELT_ERR_LIMIT, "use smaller constant trip counts",
+            "the graph grows beyond %d nodes", SM_SCRIPT_MAX_NODES);
     const sm_op_info *info = sm_op_info_get(n->op);
     sm_operand stack_ops[8];
     sm_type stack_out[4];
     sm_operand *ops = stack_ops;
     sm_type *out = stack_out;
-    if (n->n_in > 8 &&
-        !(ops = sm_lw_alloc(L, sizeof *ops * (size_t)n->n_in)))
+    if (n->n_in > 8 && !(ops = sm_lw_alloc(L, sizeof *ops * (size_t)n->n_in)))
         return sm_lw_nomem(L);
-    if (n->n_out > 4 &&
-        !(out = sm_lw_alloc(L, sizeof *out * (size_t)n->n_out)))
+    if (n->n_out > 4 && !(out = sm_lw_alloc(L, sizeof *out * (size_t)n->n_out)))
         return sm_lw_nomem(L);
     for (int i = 0; i < n->n_in; i++) {
         ops[i].present = n->in[i] != NULL;
@@ -85,8 +82,8 @@ smelt_status sm_lw_finish(sm_lower *L, sm_node *n, int line, int col)
         sm_type_unknown(&out[i]);
     smelt_ctx_t scratch;
     memset(&scratch, 0, sizeof scratch);
-    sm_shape_ctx s = {info, sm_node_attrs(n), n->n_in, ops, n->n_out,
-                      out,  n,                &scratch};
+    sm_shape_ctx s = {info, sm_node_attrs(n), n->n_in, ops, n->n_out, out,
+                      n,    &scratch};
     smelt_status st = info->shape(&s);
     if (st == SMELT_ERR_NOMEM)
         return sm_lw_nomem(L);
@@ -167,9 +164,9 @@ sm_value *sm_lw_scalar(sm_lower *L, smelt_dtype dt, double f, int64_t i)
         }
     }
     sm_value *v = sm_lw_const(L, t);
-    int k = snprintf(key, sizeof key, "%p/%d/%llx",
-                     (void *)L->blocks[L->depth - 1], (int)dt,
-                     (unsigned long long)bits);
+    int k =
+        snprintf(key, sizeof key, "%p/%d/%llx", (void *)L->blocks[L->depth - 1],
+                 (int)dt, (unsigned long long)bits);
     char *kcopy = sm_arena_strndup(&L->arena, key, (size_t)k);
     if (!v || !kcopy || !sm_strmap_put(&L->consts, kcopy, (size_t)k, v))
         return NULL;
@@ -227,8 +224,7 @@ int sm_lw_same(const sm_sv *a, const sm_sv *b)
     switch (a->kind) {
     case SM_SV_INT:
     case SM_SV_BOOL: return a->i == b->i;
-    case SM_SV_FLOAT:
-        return a->f == b->f || (a->f != a->f && b->f != b->f);
+    case SM_SV_FLOAT: return a->f == b->f || (a->f != a->f && b->f != b->f);
     case SM_SV_STR: return !strcmp(a->s, b->s);
     case SM_SV_NONE: return 1;
     case SM_SV_LIST:
@@ -252,8 +248,7 @@ smelt_status sm_lw_value(sm_lower *L, const sm_sv *v, smelt_dtype dt, int line,
         *out = v->v;
         return SMELT_OK;
     }
-    if (v->kind != SM_SV_INT && v->kind != SM_SV_FLOAT &&
-        v->kind != SM_SV_BOOL)
+    if (v->kind != SM_SV_INT && v->kind != SM_SV_FLOAT && v->kind != SM_SV_BOOL)
         return sm_lw_error(L, line, col, SMELT_ERR_TYPE,
                            "only Tensor, int, float and bool values become "
                            "tensors",
@@ -310,8 +305,8 @@ const char *sm_lw_name(sm_lower *L, const char *base)
     char *bcopy = key == base ? copy : sm_arena_strdup(&L->arena, base);
     if (!copy || !bcopy ||
         !sm_strmap_put(&L->names, bcopy, n, (void *)(next ? next + 1 : 1)) ||
-        (key != base && !sm_strmap_put(&L->names, copy, strlen(copy),
-                                       (void *)(intptr_t)1)))
+        (key != base &&
+         !sm_strmap_put(&L->names, copy, strlen(copy), (void *)(intptr_t)1)))
         return NULL;
     return copy;
 }
@@ -330,10 +325,10 @@ void sm_lw_rename(sm_lower *L, sm_value *v, const char *var)
 
 static const char *op_symbol(sm_ast_op op)
 {
-    static const char *const s[] = {
-        "+",  "-",  "*",  "/",   "//",  "%",   "**", "@",  "<<",
-        ">>", "&",  "|",  "^",   "-",   "+",   "~",  "not", "and",
-        "or", "<",  ">",  "==",  "!=",  "<=",  ">="};
+    static const char *const s[] = {"+",  "-",  "*",   "/",   "//", "%", "**",
+                                    "@",  "<<", ">>",  "&",   "|",  "^", "-",
+                                    "+",  "~",  "not", "and", "or", "<", ">",
+                                    "==", "!=", "<=",  ">="};
     return (unsigned)op < sizeof s / sizeof *s ? s[op] : "?";
 }
 
@@ -414,7 +409,7 @@ static smelt_status int_pow(sm_lower *L, int64_t x, int64_t y, int line,
             return overflow(L, line, col);
         y >>= 1;
         if (y && __builtin_mul_overflow(x, x, &x))
-            return x == 0 || x == 1 ? SMELT_OK : overflow(L, line, col);
+            return overflow(L, line, col); /* |x| >= 2 and y >= 2 remain */
     }
     *out = r;
     return SMELT_OK;
@@ -455,8 +450,8 @@ static smelt_status fold_int(sm_lower *L, sm_ast_op op, int64_t x, int64_t y,
                                "negative shift count");
         if (op == SM_AOP_RSHIFT)
             r = y >= 64 ? (x < 0 ? -1 : 0) : x >> y;
-        else if (y >= 63 || (x != 0 && (x > (INT64_MAX >> y) ||
-                                        x < (INT64_MIN >> y))))
+        else if (y >= 63 ||
+                 (x != 0 && (x > (INT64_MAX >> y) || x < (INT64_MIN >> y))))
             ovf = x != 0;
         else
             r = (int64_t)((uint64_t)x << y);
@@ -485,8 +480,8 @@ static smelt_status fold(sm_lower *L, sm_ast_op op, const sm_sv *a,
         if (flt)
             out->i = compare_result(op, x, y);
         else /* compare the int64 values exactly, through their order */
-            out->i = compare_result(op, (double)((a->i > b->i) -
-                                                 (a->i < b->i)), 0);
+            out->i =
+                compare_result(op, (double)((a->i > b->i) - (a->i < b->i)), 0);
         return SMELT_OK;
     }
     int bitwise = op == SM_AOP_LSHIFT || op == SM_AOP_RSHIFT ||
@@ -577,9 +572,8 @@ static sm_value *emit2(sm_lower *L, sm_op op, sm_value *a, sm_value *b,
 
 /* a // b and a % b from Div and Floor; integers go through f64 (exact
  * below 2^53) so that the rounding is Python's floor. */
-static sm_value *floor_ops(sm_lower *L, sm_ast_op op, sm_value *a,
-                           sm_value *b, smelt_dtype dt, int line, int col,
-                           smelt_status *st)
+static sm_value *floor_ops(sm_lower *L, sm_ast_op op, sm_value *a, sm_value *b,
+                           smelt_dtype dt, int line, int col, smelt_status *st)
 {
     int is_int = !sm_dtype_is_float(dt);
     sm_value *x = a, *y = b, *q, *r;
@@ -592,9 +586,8 @@ static sm_value *floor_ops(sm_lower *L, sm_ast_op op, sm_value *a,
         !(q = sm_lw_emit(L, SM_OP_Floor, 1, &q, line, col, st)))
         return NULL;
     r = q;
-    if (op == SM_AOP_MOD &&
-        (!(r = emit2(L, SM_OP_Mul, q, y, line, col, st)) ||
-         !(r = emit2(L, SM_OP_Sub, x, r, line, col, st))))
+    if (op == SM_AOP_MOD && (!(r = emit2(L, SM_OP_Mul, q, y, line, col, st)) ||
+                             !(r = emit2(L, SM_OP_Sub, x, r, line, col, st))))
         return NULL;
     return is_int ? sm_lw_cast(L, r, dt, line, col, st) : r;
 }
@@ -644,8 +637,8 @@ smelt_status sm_lw_binop(sm_lower *L, sm_ast_op op, const sm_sv *a,
     if (sm_lw_is_const(a) && sm_lw_is_const(b))
         return fold(L, op, a, b, line, col, out);
     int any_tensor = a->kind == SM_SV_TENSOR || b->kind == SM_SV_TENSOR;
-    if (op == SM_AOP_MATMUL && !(a->kind == SM_SV_TENSOR &&
-                                 b->kind == SM_SV_TENSOR))
+    if (op == SM_AOP_MATMUL &&
+        !(a->kind == SM_SV_TENSOR && b->kind == SM_SV_TENSOR))
         return sm_lw_error(L, line, col, SMELT_ERR_TYPE,
                            "use * to multiply by a scalar",
                            "'@' needs two tensors, got %s and %s",
@@ -664,10 +657,9 @@ smelt_status sm_lw_binop(sm_lower *L, sm_ast_op op, const sm_sv *a,
         dt = SMELT_DTYPE_BOOL;
         kind = any_tensor ? SM_SV_TENSOR : SM_SV_BOOL;
     } else if (any_tensor) {
-        dt = s->kind == SM_SV_TENSOR
-                 ? SMELT_DTYPE_UNDEFINED
-                 : scalar_dtype(t->v->type.dtype, s->kind, !is_compare(op),
-                                &cast_to);
+        dt = s->kind == SM_SV_TENSOR ? SMELT_DTYPE_UNDEFINED
+                                     : scalar_dtype(t->v->type.dtype, s->kind,
+                                                    !is_compare(op), &cast_to);
     } else {
         int flt = a->kind == SM_SV_FLOAT || b->kind == SM_SV_FLOAT ||
                   op == SM_AOP_DIV;

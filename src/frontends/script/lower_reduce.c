@@ -16,8 +16,7 @@
 #include "core/status.h"
 #include "frontends/script/lower_call.h"
 
-static smelt_status one_out(sm_lower *L, sm_lw_args *a, sm_node *n,
-                            sm_sv *out)
+static smelt_status one_out(sm_lower *L, sm_lw_args *a, sm_node *n, sm_sv *out)
 {
     SM_TRY(sm_lw_finish(L, n, a->line, a->col));
     *out = (sm_sv){.kind = SM_SV_TENSOR, .v = n->out[0]};
@@ -77,8 +76,7 @@ REDUCER(b_amin, SM_OP_ReduceMin)
 
 /* max and min: of Python constants, elementwise of several values, or a
  * reduction of one tensor (along an int dim). */
-static smelt_status extremum(sm_lower *L, sm_lw_args *a, int is_max,
-                             sm_sv *out)
+static smelt_status extremum(sm_lower *L, sm_lw_args *a, int is_max, sm_sv *out)
 {
     int all_const = a->npos > 0;
     for (int i = 0; i < a->npos; i++)
@@ -88,8 +86,8 @@ static smelt_status extremum(sm_lower *L, sm_lw_args *a, int is_max,
         *out = a->v[0];
         for (int i = 1; i < a->npos; i++) {
             sm_sv c;
-            SM_TRY(sm_lw_binop(L, is_max ? SM_AOP_GT : SM_AOP_LT, &a->v[i],
-                               out, a->line, a->col, &c));
+            SM_TRY(sm_lw_binop(L, is_max ? SM_AOP_GT : SM_AOP_LT, &a->v[i], out,
+                               a->line, a->col, &c));
             if (c.i)
                 *out = a->v[i];
         }
@@ -163,8 +161,7 @@ static smelt_status b_softmax(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
     return softmax(L, a, SM_OP_Softmax, out);
 }
 
-static smelt_status b_log_softmax(sm_lower *L, sm_lw_args *a, int m,
-                                  sm_sv *out)
+static smelt_status b_log_softmax(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
 {
     (void)m;
     return softmax(L, a, SM_OP_LogSoftmax, out);
@@ -185,8 +182,11 @@ static smelt_status b_clamp(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
     if (hi && hi->kind != SM_SV_NONE)
         SM_TRY(sm_lw_value(L, hi, dt, a->line, a->col, &in[2]));
     smelt_status st;
-    sm_value *v = sm_lw_emit(L, SM_OP_Clip, in[2] ? 3 : in[1] ? 2 : 1, in,
-                             a->line, a->col, &st);
+    sm_value *v = sm_lw_emit(L, SM_OP_Clip,
+                             in[2]   ? 3
+                             : in[1] ? 2
+                                     : 1,
+                             in, a->line, a->col, &st);
     *out = (sm_sv){.kind = SM_SV_TENSOR, .v = v};
     return v ? SMELT_OK : st;
 }
@@ -201,8 +201,8 @@ static smelt_status b_abs(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
         if (out->kind == SM_SV_FLOAT)
             out->f = out->f < 0 ? -out->f : out->f;
         else if (out->i == INT64_MIN)
-            return sm_lw_error(L, a->line, a->col, SMELT_ERR_INVALID_ARG,
-                               NULL, "integer overflow in abs");
+            return sm_lw_error(L, a->line, a->col, SMELT_ERR_INVALID_ARG, NULL,
+                               "integer overflow in abs");
         else
             out->i = out->i < 0 ? -out->i : out->i;
         out->kind = out->kind == SM_SV_BOOL ? SM_SV_INT : out->kind;
@@ -215,9 +215,9 @@ static smelt_status b_range(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
 {
     (void)m;
     (void)out;
-    return sm_lw_error(L, a->line, a->col, SMELT_ERR_UNSUPPORTED,
-                       "write for i in range(n):",
-                       "range() can only be used in a for loop");
+    return sm_lw_error(
+        L, a->line, a->col, SMELT_ERR_UNSUPPORTED,
+        "write for i in range(n):", "range() can only be used in a for loop");
 }
 
 static smelt_status b_print(sm_lower *L, sm_lw_args *a, int m, sm_sv *out)
@@ -236,12 +236,18 @@ static const struct {
     const char *name;
     builtin_fn fn;
 } table[] = {
-    {"sum", b_sum},         {"mean", b_mean},
-    {"amax", b_amax},       {"amin", b_amin},
-    {"max", b_max},         {"min", b_min},
-    {"argmax", b_argmax},   {"softmax", b_softmax},
-    {"log_softmax", b_log_softmax}, {"clamp", b_clamp},
-    {"abs", b_abs},         {"range", b_range},
+    {"sum", b_sum},
+    {"mean", b_mean},
+    {"amax", b_amax},
+    {"amin", b_amin},
+    {"max", b_max},
+    {"min", b_min},
+    {"argmax", b_argmax},
+    {"softmax", b_softmax},
+    {"log_softmax", b_log_softmax},
+    {"clamp", b_clamp},
+    {"abs", b_abs},
+    {"range", b_range},
     {"print", b_print},
 };
 
@@ -263,8 +269,8 @@ smelt_status sm_lw_builtin(sm_lower *L, const char *name, int method,
                            "methods are builtins (x.sum(1), x.softmax(-1), "
                            "x.transpose(0, 1), ...) and ops of the op table "
                            "(x.relu(), x.exp(), ...)",
-                           "%s has no method '%s'",
-                           sm_lw_a_kind(a->v[0].kind), name);
+                           "%s has no method '%s'", sm_lw_a_kind(a->v[0].kind),
+                           name);
     return sm_lw_error(L, a->line, a->col, SMELT_ERR_NOT_FOUND,
                        "define it with def in this file, or call an op of "
                        "the op table (relu, matmul, softmax, ...)",
@@ -331,14 +337,14 @@ static smelt_status slice_part(sm_lower *L, const sm_ast_expr *s, int axis,
     if (v[0].kind == SM_SV_NONE && v[1].kind == SM_SV_NONE && step == 1)
         return SMELT_OK; /* x[:] on this axis */
     int k = sl->n++;
-    sl->starts[k] = v[0].kind == SM_SV_INT
-                        ? v[0]
-                        : (sm_sv){.kind = SM_SV_INT,
-                                  .i = step > 0 ? 0 : INT64_MAX};
-    sl->ends[k] = v[1].kind == SM_SV_INT
-                      ? v[1]
-                      : (sm_sv){.kind = SM_SV_INT,
-                                .i = step > 0 ? INT64_MAX : INT64_MIN};
+    sl->starts[k] =
+        v[0].kind == SM_SV_INT
+            ? v[0]
+            : (sm_sv){.kind = SM_SV_INT, .i = step > 0 ? 0 : INT64_MAX};
+    sl->ends[k] =
+        v[1].kind == SM_SV_INT
+            ? v[1]
+            : (sm_sv){.kind = SM_SV_INT, .i = step > 0 ? INT64_MAX : INT64_MIN};
     sl->steps[k] = (sm_sv){.kind = SM_SV_INT, .i = step};
     sl->axes[k] = (sm_sv){.kind = SM_SV_INT, .i = axis};
     return SMELT_OK;
@@ -346,8 +352,8 @@ static smelt_status slice_part(sm_lower *L, const sm_ast_expr *s, int axis,
 
 /* x[i], x[a:b], x[i, a:b, ...]: one Slice for the slices, then a Gather
  * per int index from the last axis back. */
-static smelt_status tensor_index(sm_lower *L, const sm_ast_expr *e,
-                                 sm_value *x, sm_sv *out)
+static smelt_status tensor_index(sm_lower *L, const sm_ast_expr *e, sm_value *x,
+                                 sm_sv *out)
 {
     const sm_ast_expr *idx = e->b;
     int n = idx->kind == SM_EX_TUPLE ? idx->n : 1;
@@ -368,12 +374,11 @@ static smelt_status tensor_index(sm_lower *L, const sm_ast_expr *e,
         sm_sv v;
         SM_TRY(sm_lw_expr(L, items[i], &v));
         if (v.kind != SM_SV_INT && v.kind != SM_SV_BOOL)
-            return sm_lw_error(L, items[i]->line, items[i]->col,
-                               SMELT_ERR_UNSUPPORTED,
-                               "index with ints and slices (a:b); use "
-                               "gather(x, indices, axis=k) for tensors",
-                               "a tensor cannot be indexed by a %s",
-                               sm_lw_kind_name(v.kind));
+            return sm_lw_error(
+                L, items[i]->line, items[i]->col, SMELT_ERR_UNSUPPORTED,
+                "index with ints and slices (a:b); use "
+                "gather(x, indices, axis=k) for tensors",
+                "a tensor cannot be indexed by a %s", sm_lw_kind_name(v.kind));
         v.kind = SM_SV_INT;
         sl.take_axis[sl.n_take] = i;
         sl.take[sl.n_take++] = v;
@@ -412,8 +417,8 @@ smelt_status sm_lw_index(sm_lower *L, const sm_ast_expr *e, sm_sv *out)
         SM_TRY(sm_lw_expr(L, s->a, &x));
         SM_TRY(sm_lw_expr(L, e->b, &i));
         if (x.kind != SM_SV_TENSOR)
-            return sm_lw_error(L, s->line, s->col, SMELT_ERR_UNSUPPORTED,
-                               NULL, "attribute 'shape' of %s is not "
+            return sm_lw_error(L, s->line, s->col, SMELT_ERR_UNSUPPORTED, NULL,
+                               "attribute 'shape' of %s is not "
                                "supported",
                                sm_lw_a_kind(x.kind));
         if (i.kind == SM_SV_INT && !i.v)

@@ -65,7 +65,7 @@ static inline int accept_op(sm_sparser *P, const char *op)
 /* Records an error at token t (the first error wins) and returns NULL, so
  * that callers can `return sm_sp_fail(...)`. */
 void *sm_sp_fail(sm_sparser *P, const sm_ptok *t, smelt_status code,
-                    const char *hint, const char *msg);
+                 const char *hint, const char *msg);
 void *sm_sp_nomem(sm_sparser *P);
 /* "expected WHAT, got <the current token>". */
 void *sm_sp_expected(sm_sparser *P, const char *what);
@@ -73,8 +73,7 @@ int sm_sp_expect_op(sm_sparser *P, const char *op);
 int sm_sp_push(sm_sparser *P, sm_spvec *v, void *x);
 /* The token's text, NUL-terminated, in the arena. */
 char *sm_sp_str(sm_sparser *P, const sm_ptok *t);
-sm_ast_expr *sm_sp_expr_new(sm_sparser *P, sm_ast_ek kind,
-                               const sm_ptok *at);
+sm_ast_expr *sm_sp_expr_new(sm_sparser *P, sm_ast_ek kind, const sm_ptok *at);
 sm_ast_expr *sm_sp_test(sm_sparser *P);
 /* test (',' test)* [','] : a TUPLE when there is a comma. */
 sm_ast_expr *sm_sp_testlist(sm_sparser *P);

@@ -114,13 +114,12 @@ static int check_target(sm_sparser *P, const sm_ast_expr *e, int nested)
 static const struct {
     const char *op;
     sm_ast_op code;
-} aug_ops[] = {{"+=", SM_AOP_ADD},      {"-=", SM_AOP_SUB},
-               {"*=", SM_AOP_MUL},      {"/=", SM_AOP_DIV},
-               {"//=", SM_AOP_FLOORDIV}, {"%=", SM_AOP_MOD},
-               {"**=", SM_AOP_POW},     {"@=", SM_AOP_MATMUL},
-               {"&=", SM_AOP_BITAND},   {"|=", SM_AOP_BITOR},
-               {"^=", SM_AOP_BITXOR},   {"<<=", SM_AOP_LSHIFT},
-               {">>=", SM_AOP_RSHIFT}};
+} aug_ops[] = {
+    {"+=", SM_AOP_ADD},    {"-=", SM_AOP_SUB},       {"*=", SM_AOP_MUL},
+    {"/=", SM_AOP_DIV},    {"//=", SM_AOP_FLOORDIV}, {"%=", SM_AOP_MOD},
+    {"**=", SM_AOP_POW},   {"@=", SM_AOP_MATMUL},    {"&=", SM_AOP_BITAND},
+    {"|=", SM_AOP_BITOR},  {"^=", SM_AOP_BITXOR},    {"<<=", SM_AOP_LSHIFT},
+    {">>=", SM_AOP_RSHIFT}};
 
 /* Expression statement, assignment (also chained and annotated) or
  * augmented assignment. */
@@ -366,6 +365,9 @@ static sm_ast_func *parse_def(sm_sparser *P)
             return prm ? NULL : sm_sp_nomem(P);
         prm->line = p->line;
         prm->col = p->col;
+        if (params.n >= SM_SCRIPT_MAX_PARAMS)
+            return fail(P, p, "pass a list, or split the function",
+                        "too many parameters");
         for (int i = 0; i < params.n; i++)
             if (!strcmp(((sm_ast_param *)params.items[i])->name, prm->name))
                 return fail(P, p, NULL, "duplicate parameter name");
@@ -385,9 +387,8 @@ static sm_ast_func *parse_def(sm_sparser *P)
     if (!sm_sp_expect_op(P, ":") || !(f->body = parse_suite(P)))
         return NULL;
     f->n_params = params.n;
-    if (params.n &&
-        !(f->params = sm_arena_alloc(P->arena,
-                                     sizeof(sm_ast_param) * (size_t)params.n)))
+    if (params.n && !(f->params = sm_arena_alloc(
+                          P->arena, sizeof(sm_ast_param) * (size_t)params.n)))
         return sm_sp_nomem(P);
     for (int i = 0; i < params.n; i++)
         f->params[i] = *(sm_ast_param *)params.items[i];
@@ -399,8 +400,7 @@ static int parse_import(sm_sparser *P, sm_ast_module *m)
 {
     const sm_ptok *t = next(P);
     if (is_kw(t, "from")) { /* from m import names: names are ignored */
-        while (peek(P)->kind != SM_PTOK_NEWLINE &&
-               peek(P)->kind != SM_PTOK_EOF)
+        while (peek(P)->kind != SM_PTOK_NEWLINE && peek(P)->kind != SM_PTOK_EOF)
             next(P);
         next(P);
         return 1;
@@ -471,7 +471,6 @@ static int skip_clause(sm_sparser *P)
 /* A module-level statement that is neither def nor import. */
 static int parse_module_stmt(sm_sparser *P, sm_ast_module *m)
 {
-    const sm_ptok *t = peek(P);
     if (is_main_guard(P))
         return skip_clause(P);
     sm_ast_stmt *tail, *s = parse_block_stmt(P, &tail);
@@ -499,7 +498,6 @@ static int parse_module_stmt(sm_sparser *P, sm_ast_module *m)
         if (s == tail)
             break;
     }
-    (void)t;
     return P->st == SMELT_OK;
 }
 

@@ -40,11 +40,10 @@ static void describe(const sm_ptok *t, char *buf, size_t size)
 /* Records an error at token t (once: the first error wins) and returns
  * NULL so that callers can `return fail(...)`. */
 void *sm_sp_fail(sm_sparser *P, const sm_ptok *t, smelt_status code,
-                       const char *hint, const char *msg)
+                 const char *hint, const char *msg)
 {
     if (!P->st)
-        P->st = sm_script_error(P->src, t->line, t->col, code, hint, "%s",
-                                msg);
+        P->st = sm_script_error(P->src, t->line, t->col, code, hint, "%s", msg);
     return NULL;
 }
 
@@ -178,8 +177,8 @@ static void *comprehension(sm_sparser *P, const sm_ptok *at, const char *what)
 
 /* Items of a list, tuple or call up to the closing bracket `close`;
  * keyword arguments allowed when kw is not NULL. */
-static int parse_items(sm_sparser *P, const char *close, sm_spvec *items, sm_spvec *kw,
-                       int *trailing_comma, const char *what)
+static int parse_items(sm_sparser *P, const char *close, sm_spvec *items,
+                       sm_spvec *kw, int *trailing_comma, const char *what)
 {
     *trailing_comma = 0;
     while (!is_op(peek(P), close)) {
@@ -203,7 +202,8 @@ static int parse_items(sm_sparser *P, const char *close, sm_spvec *items, sm_spv
             return 0;
         if (is_kw(peek(P), "for"))
             return !!comprehension(P, peek(P), what);
-        if (!sm_sp_push(P, items, e) || (kw && !sm_sp_push(P, kw, (void *)name)))
+        if (!sm_sp_push(P, items, e) ||
+            (kw && !sm_sp_push(P, kw, (void *)name)))
             return 0;
         *trailing_comma = 0;
         if (!accept_op(P, ","))
@@ -233,13 +233,15 @@ static sm_ast_expr *parse_atom(sm_sparser *P)
     sm_ast_expr *e;
     if (t->kind == SM_PTOK_NAME) {
         next(P);
-        if (!(e = sm_sp_expr_new(P, SM_EX_NAME, t)) || !(e->name = sm_sp_str(P, t)))
+        if (!(e = sm_sp_expr_new(P, SM_EX_NAME, t)) ||
+            !(e->name = sm_sp_str(P, t)))
             return NULL;
         return e;
     }
     if (t->kind == SM_PTOK_INT || t->kind == SM_PTOK_FLOAT) {
         next(P);
-        e = sm_sp_expr_new(P, t->kind == SM_PTOK_INT ? SM_EX_INT : SM_EX_FLOAT, t);
+        e = sm_sp_expr_new(P, t->kind == SM_PTOK_INT ? SM_EX_INT : SM_EX_FLOAT,
+                           t);
         if (e) {
             e->i = t->i;
             e->f = t->f;
@@ -250,16 +252,24 @@ static sm_ast_expr *parse_atom(sm_sparser *P)
         if (!(e = sm_sp_expr_new(P, SM_EX_STR, t)))
             return NULL;
         e->name = t->s;
-        next(P);
-        while (peek(P)->kind == SM_PTOK_STRING) { /* "a" "b" is "ab" */
-            size_t a = strlen(e->name), b = strlen(peek(P)->s);
-            char *s = sm_arena_alloc(P->arena, a + b + 1);
-            if (!s)
-                return sm_sp_nomem(P);
-            memcpy(s, e->name, a);
-            memcpy(s + a, next(P)->s, b + 1);
-            e->name = s;
+        int n = 0;
+        size_t len = 0;
+        while (P->t[P->pos + n].kind == SM_PTOK_STRING)
+            len += strlen(P->t[P->pos + n++].s);
+        if (n == 1) {
+            next(P);
+            return e;
         }
+        char *s = sm_arena_alloc(P->arena, len + 1); /* "a" "b" is "ab" */
+        if (!s)
+            return sm_sp_nomem(P);
+        e->name = s;
+        for (int i = 0; i < n; i++) {
+            size_t k = strlen(peek(P)->s);
+            memcpy(s, next(P)->s, k);
+            s += k;
+        }
+        *s = 0;
         return e;
     }
     if (is_kw(t, "True") || is_kw(t, "False")) {
@@ -497,8 +507,8 @@ static sm_ast_expr *parse_comparison(sm_sparser *P)
     if (r < 0)
         return NULL;
     sm_ast_expr *c = seq_expr(P, SM_EX_COMPARE, at, &items);
-    if (!c || !(c->ops = sm_arena_alloc(P->arena, sizeof(sm_ast_op) *
-                                                      (size_t)ops.n)))
+    if (!c ||
+        !(c->ops = sm_arena_alloc(P->arena, sizeof(sm_ast_op) * (size_t)ops.n)))
         return c ? sm_sp_nomem(P) : NULL;
     for (int i = 0; i < ops.n; i++)
         c->ops[i] = *(sm_ast_op *)ops.items[i];
@@ -588,4 +598,3 @@ sm_ast_expr *sm_sp_testlist(sm_sparser *P)
     }
     return seq_expr(P, SM_EX_TUPLE, at, &items);
 }
-

@@ -26,13 +26,15 @@
 
 /* Limits that keep hostile scripts from exhausting the stack or memory. */
 #define SM_SCRIPT_MAX_BYTES ((size_t)16 << 20) /* source size */
-#define SM_SCRIPT_MAX_NEST 48       /* open brackets */
+#define SM_SCRIPT_MAX_NEST 48                  /* open brackets */
 #define SM_SCRIPT_MAX_EXPR 100      /* height of an expression tree */
 #define SM_SCRIPT_MAX_BLOCKS 56     /* If/Loop blocks nested, inlined */
 #define SM_SCRIPT_MAX_INDENT 48     /* indentation levels */
 #define SM_SCRIPT_MAX_INLINE 16     /* helper calls nested */
 #define SM_SCRIPT_MAX_STEPS 2000000 /* lowering work after inlining */
 #define SM_SCRIPT_MAX_NODES 1000000 /* nodes in the graph */
+#define SM_SCRIPT_MAX_VARS 4096     /* variables of one function */
+#define SM_SCRIPT_MAX_PARAMS 256    /* parameters of one function */
 /* for-range loops with a constant trip count up to this are unrolled. */
 #define SM_SCRIPT_UNROLL_MAX 16
 

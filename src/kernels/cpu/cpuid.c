@@ -88,8 +88,10 @@ void sm_cpu_features_str(unsigned f, char *buf, unsigned long size)
     static const struct {
         unsigned bit;
         const char *name;
-    } names[] = {{SM_CPU_AVX2, "avx2"},         {SM_CPU_FMA, "fma"},
-                 {SM_CPU_AVX512F, "avx512f"},   {SM_CPU_AVX512BW, "avx512bw"},
+    } names[] = {{SM_CPU_AVX2, "avx2"},
+                 {SM_CPU_FMA, "fma"},
+                 {SM_CPU_AVX512F, "avx512f"},
+                 {SM_CPU_AVX512BW, "avx512bw"},
                  {SM_CPU_AVX512VNNI, "avx512vnni"},
                  {SM_CPU_AVX512BF16, "avx512bf16"}};
     size_t at = 0;

@@ -21,7 +21,7 @@ enum {
 #define SM_CPU_LEVEL_SCALAR 0u
 #define SM_CPU_LEVEL_AVX2 (SM_CPU_AVX2 | SM_CPU_FMA)
 #define SM_CPU_LEVEL_AVX512                                                    \
-    (SM_CPU_LEVEL_AVX2 | SM_CPU_AVX512F | SM_CPU_AVX512BW |                   \
+    (SM_CPU_LEVEL_AVX2 | SM_CPU_AVX512F | SM_CPU_AVX512BW |                    \
      SM_CPU_AVX512VNNI | SM_CPU_AVX512BF16)
 
 /* What the CPU and the OS support (cpuid + xgetbv), not lowered. */

@@ -9,18 +9,18 @@
  * int64 so that integers stay exact. Integer arithmetic wraps like two's
  * complement instead of overflowing; integer division truncates toward
  * zero (as C and ONNX Runtime do, unlike numpy's floor division).
+ * u64 inputs, loaded as their int64 bit pattern, use the unsigned
+ * variants (BU) of the ops where the sign matters.
  */
 #include <math.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "ir/op.h"
+#include "kernels/ref/pointwise.h"
 #include "kernels/ref/ref_util.h"
 
-typedef struct binary_fn {
-    double (*f)(double x, double y);
-    int64_t (*i)(int64_t x, int64_t y);
-} binary_fn;
+typedef sm_binary_fn binary_fn;
 
 #define BF(name, expr)                                                         \
     static double bf_##name(double x, double y)                                \
@@ -31,6 +31,13 @@ typedef struct binary_fn {
     static int64_t bi_##name(int64_t x, int64_t y)                             \
     {                                                                          \
         return (expr);                                                         \
+    }
+
+#define BU(name, expr)                                                         \
+    static int64_t bu_##name(int64_t sx, int64_t sy)                           \
+    {                                                                          \
+        uint64_t x = (uint64_t)sx, y = (uint64_t)sy;                           \
+        return (int64_t)(expr);                                                \
     }
 
 /* Wrapping integer arithmetic (unsigned in C, so no undefined overflow). */
@@ -68,6 +75,18 @@ static int64_t pow_i64(int64_t x, int64_t y)
     return (int64_t)r;
 }
 
+/* Unsigned power by squaring, wrapping modulo 2^64. */
+static uint64_t pow_u64(uint64_t x, uint64_t y)
+{
+    uint64_t r = 1;
+    for (; y; y >>= 1) {
+        if (y & 1)
+            r *= x;
+        x *= x;
+    }
+    return r;
+}
+
 /* Min and Max propagate nan, as numpy.minimum / maximum do. */
 static double min_f64(double x, double y)
 {
@@ -101,6 +120,12 @@ BF(greater, x > y)
 BI(greater, x > y)
 BI(and, x &&y)
 BI(or, x || y)
+BU(div, y ? x / y : 0)
+BU(pow, pow_u64(x, y))
+BU(min, x < y ? x : y)
+BU(max, x > y ? x : y)
+BU(less, x < y)
+BU(greater, x > y)
 
 /* Fails unless t broadcasts to out's shape, so that every offset the
  * kernels compute lies inside t. */
@@ -123,14 +148,16 @@ static smelt_status check_bcast(const sm_kargs *a, int i, const sm_tensor *out)
 }
 
 /* out = fold of fn over all inputs, left to right, with broadcasting. */
-static smelt_status nary_run(const sm_kargs *a, const binary_fn *fn)
+smelt_status sm_ref_nary_run(const sm_kargs *a, const binary_fn *fn)
 {
     sm_tensor *y = a->out[0];
-    int as_float = 0;
+    int as_float = 0, as_u64 = 0;
     for (int k = 0; k < a->n_in; k++) {
         SM_TRY(check_bcast(a, k, y));
         as_float |= sm_dtype_is_float(a->in[k]->dtype);
+        as_u64 |= a->in[k]->dtype == SMELT_DTYPE_U64;
     }
+    int64_t (*ifn)(int64_t, int64_t) = as_u64 && fn->u ? fn->u : fn->i;
     if (as_float ? !fn->f : !fn->i)
         return sm_err(a->ctx, SMELT_ERR_TYPE, "%s: dtype %s is not supported",
                       a->op_name, smelt_dtype_name(a->in[0]->dtype));
@@ -145,13 +172,15 @@ static smelt_status nary_run(const sm_kargs *a, const binary_fn *fn)
                 off = sm_bcast_offset(t, y->ndim, idx);
                 acc = fn->f(acc, sm_load_f64(t->dtype, t->data, off));
             }
+            if (fn->mean)
+                acc /= a->n_in;
             sm_store_f64(y->dtype, y->data, i, acc);
         } else {
             int64_t acc = sm_load_i64(t->dtype, t->data, off);
             for (int k = 1; k < a->n_in; k++) {
                 t = a->in[k];
                 off = sm_bcast_offset(t, y->ndim, idx);
-                acc = fn->i(acc, sm_load_i64(t->dtype, t->data, off));
+                acc = ifn(acc, sm_load_i64(t->dtype, t->data, off));
             }
             sm_store_i64(y->dtype, y->data, i, acc);
         }
@@ -160,26 +189,26 @@ static smelt_status nary_run(const sm_kargs *a, const binary_fn *fn)
     return SMELT_OK;
 }
 
-#define BINARY_KERNEL(name, F, I)                                              \
+#define BINARY_KERNEL(name, F, I, U)                                           \
     smelt_status sm_ref_##name(const sm_kargs *a)                              \
     {                                                                          \
-        static const binary_fn fn = {F, I};                                    \
-        return nary_run(a, &fn);                                               \
+        static const binary_fn fn = {F, I, 0, U};                              \
+        return sm_ref_nary_run(a, &fn);                                        \
     }
 
-BINARY_KERNEL(add, bf_add, bi_add)
-BINARY_KERNEL(sub, bf_sub, bi_sub)
-BINARY_KERNEL(mul, bf_mul, bi_mul)
-BINARY_KERNEL(div, bf_div, bi_div)
-BINARY_KERNEL(pow, bf_pow, bi_pow)
-BINARY_KERNEL(min, bf_min, bi_min)
-BINARY_KERNEL(max, bf_max, bi_max)
-BINARY_KERNEL(sum, bf_add, bi_add)
-BINARY_KERNEL(equal, bf_equal, bi_equal)
-BINARY_KERNEL(less, bf_less, bi_less)
-BINARY_KERNEL(greater, bf_greater, bi_greater)
-BINARY_KERNEL(and, NULL, bi_and)
-BINARY_KERNEL(or, NULL, bi_or)
+BINARY_KERNEL(add, bf_add, bi_add, NULL)
+BINARY_KERNEL(sub, bf_sub, bi_sub, NULL)
+BINARY_KERNEL(mul, bf_mul, bi_mul, NULL)
+BINARY_KERNEL(div, bf_div, bi_div, bu_div)
+BINARY_KERNEL(pow, bf_pow, bi_pow, bu_pow)
+BINARY_KERNEL(min, bf_min, bi_min, bu_min)
+BINARY_KERNEL(max, bf_max, bi_max, bu_max)
+BINARY_KERNEL(sum, bf_add, bi_add, NULL)
+BINARY_KERNEL(equal, bf_equal, bi_equal, NULL)
+BINARY_KERNEL(less, bf_less, bi_less, bu_less)
+BINARY_KERNEL(greater, bf_greater, bi_greater, bu_greater)
+BINARY_KERNEL(and, NULL, bi_and, NULL)
+BINARY_KERNEL(or, NULL, bi_or, NULL)
 
 /* Where(cond, x, y): copies each element from x where cond holds, else
  * from y, byte for byte (so every dtype is exact). */

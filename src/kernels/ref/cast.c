@@ -23,6 +23,8 @@ static void int_range(smelt_dtype dt, int64_t *lo, int64_t *hi)
     case SMELT_DTYPE_U8: *lo = 0, *hi = UINT8_MAX; break;
     case SMELT_DTYPE_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
     case SMELT_DTYPE_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case SMELT_DTYPE_U16: *lo = 0, *hi = UINT16_MAX; break;
+    case SMELT_DTYPE_U32: *lo = 0, *hi = UINT32_MAX; break;
     default: *lo = INT64_MIN, *hi = INT64_MAX; break;
     }
 }
@@ -53,7 +55,11 @@ smelt_status sm_ref_cast(const sm_kargs *a)
     int64_t lo, hi;
     int_range(y->dtype, &lo, &hi);
     for (int64_t i = 0; i < x->numel; i++) {
-        if (from_float && sm_dtype_is_int(y->dtype)) {
+        if (from_float && y->dtype == SMELT_DTYPE_U64) {
+            /* beyond int64: sm_store_f64 saturates to [0, 2^64 - 1] */
+            sm_store_f64(y->dtype, y->data, i,
+                         sm_load_f64(x->dtype, x->data, i));
+        } else if (from_float && sm_dtype_is_int(y->dtype)) {
             double v = sm_load_f64(x->dtype, x->data, i);
             sm_store_i64(y->dtype, y->data, i, saturate(v, lo, hi));
         } else if (from_float || to_float) {

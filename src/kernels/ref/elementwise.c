@@ -13,19 +13,11 @@
 
 #include "core/dtype.h"
 #include "ir/op.h"
+#include "kernels/ref/pointwise.h"
 #include "kernels/ref/ref_util.h"
 
-/* Parameters some unary functions read (LeakyRelu's alpha, Clip's bounds). */
-typedef struct unary_prm {
-    double alpha;
-    double lo, hi;
-    int64_t ilo, ihi;
-} unary_prm;
-
-typedef struct unary_fn {
-    double (*f)(double x, const unary_prm *p);
-    int64_t (*i)(int64_t x, const unary_prm *p);
-} unary_fn;
+typedef sm_unary_prm unary_prm;
+typedef sm_unary_fn unary_fn;
 
 #define UF(name, expr)                                                         \
     static double uf_##name(double x, const unary_prm *p)                      \
@@ -98,7 +90,7 @@ static smelt_status check_same_numel(const sm_kargs *a, const sm_tensor *in,
 }
 
 /* y[i] = fn(x[i]) over input 0 into output 0. */
-static smelt_status unary_run(const sm_kargs *a, const unary_fn *fn,
+smelt_status sm_ref_unary_run(const sm_kargs *a, const unary_fn *fn,
                               const unary_prm *p)
 {
     const sm_tensor *x = a->in[0];
@@ -127,7 +119,7 @@ static smelt_status unary_run(const sm_kargs *a, const unary_fn *fn,
         static const unary_fn fn = {F, I};                                     \
         unary_prm p = {0};                                                     \
         p.alpha = sm_attrs_float(&a->attrs, "alpha", 0.01);                    \
-        return unary_run(a, &fn, &p);                                          \
+        return sm_ref_unary_run(a, &fn, &p);                                   \
     }
 
 UNARY_KERNEL(neg, uf_neg, ui_neg)
@@ -174,11 +166,12 @@ static smelt_status clip_bound(const sm_kargs *a, int i, double *f, int64_t *v)
 smelt_status sm_ref_clip(const sm_kargs *a)
 {
     static const unary_fn fn = {uf_clip, ui_clip};
-    unary_prm p = {0, -INFINITY, INFINITY, INT64_MIN, INT64_MAX};
+    unary_prm p = {
+        .lo = -INFINITY, .hi = INFINITY, .ilo = INT64_MIN, .ihi = INT64_MAX};
     SM_TRY(check_same_numel(a, a->in[0], a->out[0]));
     SM_TRY(clip_bound(a, 1, &p.lo, &p.ilo));
     SM_TRY(clip_bound(a, 2, &p.hi, &p.ihi));
-    return unary_run(a, &fn, &p);
+    return sm_ref_unary_run(a, &fn, &p);
 }
 
 /* A byte copy: input and output have the same dtype and shape. */

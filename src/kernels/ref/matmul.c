@@ -21,12 +21,22 @@ typedef struct mm_view {
     int64_t base, rs, cs;
 } mm_view;
 
-/* Row r of a times column c of b over K terms. */
+/* Row r of a times column c of b over K terms. Two f32 operands are read
+ * directly (most of the reference interpreter's time on real models goes
+ * here); every other dtype through sm_load_*. Same sum, same order. */
 static mm_val dot(const mm_view *a, const mm_view *b, int64_t r, int64_t c,
                   int64_t K, int is_float)
 {
     mm_val v = {0, 0};
     uint64_t acc = 0;
+    if (is_float && a->t->dtype == SMELT_DTYPE_F32 &&
+        b->t->dtype == SMELT_DTYPE_F32) {
+        const float *pa = (const float *)a->t->data + a->base + r * a->rs;
+        const float *pb = (const float *)b->t->data + b->base + c * b->cs;
+        for (int64_t k = 0; k < K; k++)
+            v.f += (double)pa[k * a->cs] * (double)pb[k * b->rs];
+        return v;
+    }
     for (int64_t k = 0; k < K; k++) {
         int64_t ia = a->base + r * a->rs + k * a->cs;
         int64_t ib = b->base + k * b->rs + c * b->cs;

@@ -1,10 +1,12 @@
 /*
- * norm.c - reference BatchNormalization (inference), LayerNormalization,
+ * norm.c - reference BatchNormalization, LayerNormalization,
  * Softmax and LogSoftmax. Everything is computed in double.
  */
 #include <math.h>
 
+#include "core/alloc.h"
 #include "core/dtype.h"
+#include "core/status.h"
 #include "ir/op.h"
 #include "kernels/ref/ref_util.h"
 
@@ -28,18 +30,15 @@ static int bcast_onto(const sm_tensor *t, const sm_tensor *x)
 }
 
 /*
- * BatchNormalization in inference mode, over channel dim 1 (a 1-D input
- * has one channel): y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c]
- * + B[c]. Training mode would update running statistics, which the
- * reference does not do.
+ * BatchNormalization over channel dim 1 (a 1-D input has one channel):
+ * y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c]. In
+ * inference mode mean and var are the inputs; in training mode they are
+ * the batch's own per-channel mean and population variance, and the
+ * optional outputs running_mean / running_var are
+ * input * momentum + batch statistic * (1 - momentum), as in ONNX.
  */
 smelt_status sm_ref_batchnorm(const sm_kargs *a)
 {
-    if (sm_attrs_int(&a->attrs, "training_mode", 0) != 0)
-        return sm_err(a->ctx, SMELT_ERR_UNSUPPORTED,
-                      "%s: training_mode=1 is not supported; only inference "
-                      "(training_mode=0) is",
-                      a->op_name);
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
     if (x->ndim < 1 || y->numel != x->numel)
@@ -57,11 +56,41 @@ smelt_status sm_ref_batchnorm(const sm_kargs *a)
     double eps = sm_attrs_float(&a->attrs, "epsilon", 1e-5);
     const sm_tensor *scale = a->in[1], *bias = a->in[2];
     const sm_tensor *mean = a->in[3], *var = a->in[4];
+    int training = sm_attrs_int(&a->attrs, "training_mode", 0) != 0;
+    /* stat[c] the mean, stat[c_n + c] the variance used */
+    double *stat = sm_calloc(2 * (size_t)c_n + 1, sizeof *stat);
+    if (!stat)
+        return sm_err_nomem(a->ctx);
+    int64_t per_c = c_n ? x->numel / c_n : 0;
+    for (int64_t c = 0; c < c_n; c++) {
+        stat[c] = ld(mean, c);
+        stat[c_n + c] = ld(var, c);
+    }
+    if (training && per_c > 0) {
+        for (int64_t c = 0; c < c_n; c++)
+            stat[c] = stat[c_n + c] = 0;
+        for (int64_t i = 0; i < x->numel; i++)
+            stat[(i / inner) % c_n] += ld(x, i) / (double)per_c;
+        for (int64_t i = 0; i < x->numel; i++) {
+            int64_t c = (i / inner) % c_n;
+            double dv = ld(x, i) - stat[c];
+            stat[c_n + c] += dv * dv / (double)per_c;
+        }
+    }
+    if (training) { /* an empty batch leaves the running statistics */
+        double mom = sm_attrs_float(&a->attrs, "momentum", 0.9);
+        for (int j = 1; j < a->n_out && j < 3; j++)
+            for (int64_t c = 0; a->out[j] && c < c_n; c++)
+                sm_store_f64(a->out[j]->dtype, a->out[j]->data, c,
+                             ld(a->in[2 + j], c) * mom +
+                                 stat[(j - 1) * c_n + c] * (1 - mom));
+    }
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t c = (i / inner) % c_n;
-        double v = (ld(x, i) - ld(mean, c)) / sqrt(ld(var, c) + eps);
+        double v = (ld(x, i) - stat[c]) / sqrt(stat[c_n + c] + eps);
         sm_store_f64(y->dtype, y->data, i, v * ld(scale, c) + ld(bias, c));
     }
+    sm_free(stat);
     return SMELT_OK;
 }
 

@@ -1,8 +1,8 @@
 /*
  * pool.c - reference MaxPool (with its optional Indices output),
- * AveragePool, GlobalMaxPool and GlobalAveragePool over any number of
- * spatial dims. Values are read and reduced in double; MaxPool's int8 and
- * uint8 inputs are exact in double too.
+ * AveragePool, LpPool, GlobalMaxPool, GlobalAveragePool and GlobalLpPool
+ * over any number of spatial dims. Values are read and reduced in double;
+ * MaxPool's int8 and uint8 inputs are exact in double too.
  */
 #include <math.h>
 #include <string.h>
@@ -11,6 +11,21 @@
 #include "ir/op.h"
 #include "kernels/ref/ref_util.h"
 #include "kernels/ref/window.h"
+
+enum { POOL_MAX, POOL_AVG, POOL_LP };
+
+/* LpPool's and GlobalLpPool's p, at least 1 (the shape function checked
+ * it; checked again so a kernel called directly cannot divide by 0). */
+static smelt_status read_p(const sm_kargs *a, double *p)
+{
+    int64_t v = sm_attrs_int(&a->attrs, "p", 2);
+    *p = (double)v;
+    if (v < 1)
+        return sm_err(a->ctx, SMELT_ERR_INVALID_ARG,
+                      "%s: p = %lld must be at least 1", a->op_name,
+                      (long long)v);
+    return SMELT_OK;
+}
 
 /* The value written for a window with no input element (possible only
  * with SAME padding and large dilations): -inf for floats, 0 otherwise. */
@@ -60,16 +75,20 @@ static smelt_status pool_setup(const sm_kargs *a, sm_window *w)
 }
 
 /*
- * MaxPool and AveragePool. Each output element scans its window's taps:
- * taps in the padding never win a max (they act as -inf) and count toward
- * an average's divisor only with count_include_pad; taps past the padded
- * extent (ceil_mode's last windows) never count. MaxPool's Indices hold
- * the flat index into X (batch and channel included) of the first
- * maximum, NaN winning as in PyTorch.
+ * MaxPool, AveragePool and LpPool. Each output element scans its window's
+ * taps: taps in the padding never win a max (they act as -inf), add
+ * nothing to a p-norm, and count toward an average's divisor only with
+ * count_include_pad; taps past the padded extent (ceil_mode's last
+ * windows) never count. MaxPool's Indices hold the flat index into X
+ * (batch and channel included) of the first maximum, NaN winning as in
+ * PyTorch.
  */
-static smelt_status pool_run(const sm_kargs *a, int is_max)
+static smelt_status pool_run(const sm_kargs *a, int kind)
 {
     sm_window w;
+    double pw = 2;
+    if (kind == POOL_LP)
+        SM_TRY(read_p(a, &pw));
     SM_TRY(pool_setup(a, &w));
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0], *ind = a->n_out > 1 ? a->out[1] : NULL;
@@ -83,7 +102,7 @@ static smelt_status pool_run(const sm_kargs *a, int is_max)
     for (int64_t p = 0; p < planes; p++) {
         memset(o, 0, sizeof o);
         for (int64_t op = 0; op < osz; op++, sm_index_next(nsp, w.out, o)) {
-            double best = 0, sum = 0;
+            double best = 0, sum = 0, norm = 0;
             int64_t arg = -1, cnt = 0, cnt_pad = 0;
             memset(k, 0, sizeof k);
             for (int64_t kp = 0; kp < ksz;
@@ -97,13 +116,18 @@ static smelt_status pool_run(const sm_kargs *a, int is_max)
                 double v = sm_load_f64(x->dtype, x->data, p * isz + at);
                 cnt++;
                 sum += v;
+                norm += kind == POOL_LP ? pow(fabs(v), pw) : 0;
                 if (arg < 0 || v > best || (isnan(v) && !isnan(best))) {
                     best = v;
                     arg = at;
                 }
             }
             int64_t yi = p * osz + op;
-            if (!is_max) {
+            if (kind == POOL_LP) {
+                sm_store_f64(y->dtype, y->data, yi, pow(norm, 1 / pw));
+                continue;
+            }
+            if (kind == POOL_AVG) {
                 int64_t div = include_pad ? cnt_pad : cnt;
                 sm_store_f64(y->dtype, y->data, yi, div ? sum / div : NAN);
                 continue;
@@ -123,18 +147,27 @@ static smelt_status pool_run(const sm_kargs *a, int is_max)
 
 smelt_status sm_ref_maxpool(const sm_kargs *a)
 {
-    return pool_run(a, 1);
+    return pool_run(a, POOL_MAX);
 }
 
 smelt_status sm_ref_averagepool(const sm_kargs *a)
 {
-    return pool_run(a, 0);
+    return pool_run(a, POOL_AVG);
 }
 
-/* GlobalMaxPool and GlobalAveragePool: one value per (n, c) plane, over
- * all its spatial elements (an empty plane gives -inf or NaN). */
-static smelt_status global_run(const sm_kargs *a, int is_max)
+smelt_status sm_ref_lppool(const sm_kargs *a)
 {
+    return pool_run(a, POOL_LP);
+}
+
+/* GlobalMaxPool, GlobalAveragePool and GlobalLpPool: one value per
+ * (n, c) plane, over all its spatial elements (an empty plane gives -inf,
+ * NaN or 0). */
+static smelt_status global_run(const sm_kargs *a, int kind)
+{
+    double pw = 2;
+    if (kind == POOL_LP)
+        SM_TRY(read_p(a, &pw));
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
     if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] ||
@@ -144,27 +177,34 @@ static smelt_status global_run(const sm_kargs *a, int is_max)
                       a->op_name, x->ndim);
     int64_t planes = y->numel, isz = sm_window_prod(x->ndim - 2, x->dims + 2);
     for (int64_t p = 0; p < planes; p++) {
-        double best = -INFINITY, sum = 0;
+        double best = -INFINITY, sum = 0, norm = 0;
         for (int64_t i = 0; i < isz; i++) {
             double v = sm_load_f64(x->dtype, x->data, p * isz + i);
             sum += v;
+            norm += kind == POOL_LP ? pow(fabs(v), pw) : 0;
             if (v > best || (isnan(v) && !isnan(best)))
                 best = v;
         }
         sm_store_f64(y->dtype, y->data, p,
-                     is_max ? best
-                     : isz  ? sum / (double)isz
-                            : NAN);
+                     kind == POOL_MAX  ? best
+                     : kind == POOL_LP ? pow(norm, 1 / pw)
+                     : isz             ? sum / (double)isz
+                                       : NAN);
     }
     return SMELT_OK;
 }
 
 smelt_status sm_ref_globalmaxpool(const sm_kargs *a)
 {
-    return global_run(a, 1);
+    return global_run(a, POOL_MAX);
 }
 
 smelt_status sm_ref_globalaveragepool(const sm_kargs *a)
 {
-    return global_run(a, 0);
+    return global_run(a, POOL_AVG);
+}
+
+smelt_status sm_ref_globallppool(const sm_kargs *a)
+{
+    return global_run(a, POOL_LP);
 }

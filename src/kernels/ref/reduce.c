@@ -1,6 +1,7 @@
 /*
  * reduce.c - reference kernels of ReduceSum, ReduceMean, ReduceMax,
- * ReduceMin and ArgMax.
+ * ReduceMin, ArgMax and ArgMin; the loop the other reductions share
+ * (reduce2.c).
  *
  * Floats accumulate in double and round once on store; integers
  * accumulate in int64 (wrapping on overflow) so that they stay exact.
@@ -11,17 +12,12 @@
 
 #include "core/dtype.h"
 #include "ir/op.h"
+#include "kernels/ref/pointwise.h"
 #include "kernels/ref/ref_util.h"
 
-/* One reduction: a combining pair over doubles and over int64. `first`
- * reductions start from the first element (Max, Min: never empty),
- * the others from 0; `mean` divides by the element count. */
-typedef struct reducer {
-    double (*f)(double acc, double x);
-    int64_t (*i)(int64_t acc, int64_t x);
-    int first;
-    int mean;
-} reducer;
+/* One reduction (pointwise.h): the ones here start from 0 or from the
+ * first element and map nothing. */
+typedef sm_reducer reducer;
 
 static double rf_sum(double acc, double x)
 {
@@ -101,12 +97,15 @@ static int64_t reduce_offset(const sm_tensor *x, const int64_t *o,
  * the reduction of the inner block at one outer index, in row-major
  * order. An empty Mean is nan for floats and 0 for integers.
  */
-static smelt_status reduce_run(const sm_kargs *a, const reducer *rd)
+smelt_status sm_ref_reduce_run(const sm_kargs *a, const reducer *rd)
 {
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
     int mask[SMELT_MAX_DIMS], noop;
     SM_TRY(reduce_mask(a, x->ndim, mask, &noop));
+    reducer ident = {rd->f, rd->i, 1, 0};
+    if (noop) /* the identity, as ONNX specifies, also for ReduceL1... */
+        rd = &ident;
     int64_t outer[SMELT_MAX_DIMS], inner[SMELT_MAX_DIMS];
     int64_t n_out = 1, count = 1;
     for (int d = 0; d < x->ndim; d++) {
@@ -122,19 +121,21 @@ static smelt_status reduce_run(const sm_kargs *a, const reducer *rd)
     if (count == 0 && rd->first && n_out > 0)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: cannot reduce over an empty axis", a->op_name);
-    int as_float = sm_dtype_is_float(x->dtype);
+    int as_float = sm_dtype_is_float(x->dtype) || rd->in_double;
     int64_t o[SMELT_MAX_DIMS] = {0};
     for (int64_t i = 0; i < n_out; i++) {
         int64_t r[SMELT_MAX_DIMS] = {0};
-        double facc = 0;
-        int64_t iacc = 0;
+        double facc = rd->init;
+        int64_t iacc = rd->iinit;
         for (int64_t j = 0; j < count; j++) {
             int64_t off = reduce_offset(x, o, r);
             if (as_float) {
                 double v = sm_load_f64(x->dtype, x->data, off);
+                v = rd->map ? rd->map(v) : v;
                 facc = j == 0 && rd->first ? v : rd->f(facc, v);
             } else {
                 int64_t v = sm_load_i64(x->dtype, x->data, off);
+                v = rd->imap ? rd->imap(v) : v;
                 iacc = j == 0 && rd->first ? v : rd->i(iacc, v);
             }
             sm_index_next(x->ndim, inner, r);
@@ -143,6 +144,8 @@ static smelt_status reduce_run(const sm_kargs *a, const reducer *rd)
             facc /= (double)count;
             iacc = count ? iacc / count : 0;
         }
+        if (rd->post)
+            facc = rd->post(facc);
         if (as_float)
             sm_store_f64(y->dtype, y->data, i, facc);
         else
@@ -156,7 +159,7 @@ static smelt_status reduce_run(const sm_kargs *a, const reducer *rd)
     smelt_status sm_ref_##name(const sm_kargs *a)                              \
     {                                                                          \
         static const reducer rd = {F, I, FIRST, MEAN};                         \
-        return reduce_run(a, &rd);                                             \
+        return sm_ref_reduce_run(a, &rd);                                      \
     }
 
 REDUCE_KERNEL(reducesum, rf_sum, ri_sum, 0, 0)
@@ -175,11 +178,13 @@ static int argmax_better(double v, double best, int last)
 }
 
 /*
- * ArgMax along `axis`: the index of the largest element of each line
- * (the first one, or the last with select_last_index). Integers compare
- * in int64 so that large values stay exact.
+ * ArgMax (ArgMin) along `axis`: the index of the largest (smallest)
+ * element of each line (the first one, or the last with
+ * select_last_index). ArgMin compares negated floats, which keeps nan the
+ * winner as numpy's argmin does; integers compare in int64 so that large
+ * values stay exact.
  */
-smelt_status sm_ref_argmax(const sm_kargs *a)
+static smelt_status arg_run(const sm_kargs *a, int is_min)
 {
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
@@ -202,18 +207,20 @@ smelt_status sm_ref_argmax(const sm_kargs *a)
                       "%s: output does not match the input's shape",
                       a->op_name);
     int as_float = sm_dtype_is_float(x->dtype);
+    double sign = is_min ? -1 : 1;
     for (int64_t i = 0; i < n_out; i++) {
         int64_t base = (i / stride) * len * stride + i % stride, arg = 0;
         for (int64_t k = 1; k < len; k++) {
             int64_t p = base + k * stride, q = base + arg * stride;
             int better;
             if (as_float)
-                better = argmax_better(sm_load_f64(x->dtype, x->data, p),
-                                       sm_load_f64(x->dtype, x->data, q), last);
+                better = argmax_better(sign * sm_load_f64(x->dtype, x->data, p),
+                                       sign * sm_load_f64(x->dtype, x->data, q),
+                                       last);
             else {
                 int64_t v = sm_load_i64(x->dtype, x->data, p);
                 int64_t b = sm_load_i64(x->dtype, x->data, q);
-                better = v > b || (last && v == b);
+                better = (is_min ? v < b : v > b) || (last && v == b);
             }
             if (better)
                 arg = k;
@@ -221,4 +228,14 @@ smelt_status sm_ref_argmax(const sm_kargs *a)
         ((int64_t *)y->data)[i] = arg;
     }
     return SMELT_OK;
+}
+
+smelt_status sm_ref_argmax(const sm_kargs *a)
+{
+    return arg_run(a, 0);
+}
+
+smelt_status sm_ref_argmin(const sm_kargs *a)
+{
+    return arg_run(a, 1);
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+/*
+ * ort_bench.js - times an ONNX model with ONNX Runtime (npm
+ * onnxruntime-node, installed by setup.sh into bench/peers/node_modules).
+ *
+ *   node bench/peers/ort_bench.js MODEL.onnx [--threads N] [--runs R]
+ *        [--warmup W] [--input NAME=x.npy | x.npy]... [--json]
+ *
+ * Inputs come from .npy files (bench/run_bench.py passes the same files
+ * to every runtime), bound by name or in order. Prints the median and
+ * minimum latency of the timed runs; --json prints one JSON line. The
+ * session uses the CPU execution provider, every graph optimization,
+ * intra-op threads N and one inter-op thread (sequential execution).
+ */
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+function usage(msg) {
+  process.stderr.write('ort_bench.js: ' + msg + '\n');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const a = {model: null, threads: 1, runs: 20, warmup: 3, inputs: [], json: false};
+  for (let i = 0; i < argv.length; i++) {
+    const o = argv[i];
+    const val = () => { if (i + 1 >= argv.length) usage(o + ' needs a value'); return argv[++i]; };
+    if (o === '--threads') a.threads = parseInt(val(), 10);
+    else if (o === '--runs') a.runs = parseInt(val(), 10);
+    else if (o === '--warmup') a.warmup = parseInt(val(), 10);
+    else if (o === '--input' || o === '-i') a.inputs.push(val());
+    else if (o === '--json') a.json = true;
+    else if (o.startsWith('-')) usage('unknown option ' + o);
+    else a.model = o;
+  }
+  if (!a.model) usage('no MODEL.onnx given');
+  if (!(a.runs >= 1) || !(a.warmup >= 0) || !(a.threads >= 0)) usage('bad count');
+  return a;
+}
+
+/* A little-endian .npy file as [type, dims, typed array] for ort.Tensor. */
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(file + ': not an .npy file');
+  const major = buf[6];
+  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const hstart = major === 1 ? 10 : 12;
+  const header = buf.toString('latin1', hstart, hstart + hlen);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  if (/'fortran_order':\s*True/.test(header)) throw new Error(file + ': Fortran order');
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1]
+      .split(',').map((s) => s.trim()).filter((s) => s.length).map(Number);
+  const off = hstart + hlen;
+  const data = buf.buffer.slice(buf.byteOffset + off, buf.byteOffset + buf.length);
+  const kinds = {
+    '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
+    '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
+    '|i1': ['int8', Int8Array], '|u1': ['uint8', Uint8Array],
+    '<i2': ['int16', Int16Array], '|b1': ['bool', Uint8Array],
+  };
+  const k = kinds[descr];
+  if (!k) throw new Error(file + ': dtype ' + descr + ' not supported here');
+  const arr = new k[1](data.slice(0));
+  return [k[0], shape, k[0] === 'bool' ? Uint8Array.from(arr) : arr];
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  let ort;
+  try {
+    ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
+  } catch (e) {
+    process.stderr.write('ort_bench.js: onnxruntime-node is not installed ' +
+                         '(run sh bench/peers/setup.sh): ' + e.message + '\n');
+    process.exit(77);
+  }
+  const session = await ort.InferenceSession.create(a.model, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    intraOpNumThreads: a.threads,
+    interOpNumThreads: 1,
+  });
+  const feeds = {};
+  a.inputs.forEach((spec, i) => {
+    const eq = spec.indexOf('=');
+    const name = eq > 0 ? spec.slice(0, eq) : session.inputNames[i];
+    const [type, dims, data] = readNpy(eq > 0 ? spec.slice(eq + 1) : spec);
+    feeds[name] = new ort.Tensor(type, data, dims);
+  });
+  for (const n of session.inputNames)
+    if (!feeds[n]) usage('no --input for ' + n);
+  for (let i = 0; i < a.warmup; i++) await session.run(feeds);
+  const lat = [];
+  for (let i = 0; i < a.runs; i++) {
+    const t = process.hrtime.bigint();
+    await session.run(feeds);
+    lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  const s = lat.slice().sort((x, y) => x - y);
+  const med = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  const rss = process.resourceUsage().maxRSS / 1024;
+  if (a.json) {
+    console.log(JSON.stringify({model: a.model, median_ms: med, min_ms: s[0],
+                                runs: a.runs, threads: a.threads,
+                                peak_rss_mib: rss, ort: ort.env.versions}));
+  } else {
+    console.log('model:   ' + a.model);
+    console.log('latency: median ' + med.toFixed(3) + ' ms, min ' + s[0].toFixed(3) +
+                ' ms (' + a.runs + ' runs, ' + a.warmup + ' warmup, ' + a.threads + ' threads)');
+    console.log('memory:  peak RSS ' + rss.toFixed(1) + ' MiB');
+  }
+}
+
+main().catch((e) => { process.stderr.write('ort_bench.js: ' + e.message + '\n'); process.exit(1); });

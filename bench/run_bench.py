@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Smelt, ONNX Runtime and PyTorch on the same models: one side-by-side table.
+
+usage: /usr/bin/python3 bench/run_bench.py [--threads N] [--runs R]
+       [--warmup W] [--models a,b,...] [--smelt PATH] [--models-dir DIR]
+       [--no-gen]
+
+For each model of scripts/gen_models.py's cache (build/models: NAME.onnx
+and NAME_input_I.npy; the script is run first to fill it, unless
+--no-gen), runs
+
+  Smelt         smelt bench NAME.onnx --json              (a compiled plan)
+  ONNX Runtime  node bench/peers/ort_bench.js NAME.onnx   (onnxruntime-node)
+  PyTorch       bench/peers/torch_bench.py NAME           (frozen TorchScript)
+
+one after the other with the same thread count, runs, warm-up and input
+files, and prints a Markdown table: each runtime's median latency in ms
+and its ratio to ONNX Runtime (below 1: faster than ONNX Runtime). A
+runtime that is missing or fails shows "n/a" and a note below the table.
+This is a benchmark: it prints figures and never fails on speed.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+ORDER = ["mlp", "resnet18", "mobilenet_v2", "bert", "gpt"]
+
+
+def find_smelt(arg):
+    if arg:
+        return arg
+    for d in ("build-release", "build"):
+        p = os.path.join(ROOT, d, "smelt")
+        if os.path.exists(p):
+            return p
+    return "smelt"
+
+
+def run_json(cmd, timeout):
+    """Runs cmd; returns (the JSON of its last stdout line, None) or
+    (None, why it failed)."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout)
+    except FileNotFoundError as e:
+        return None, str(e)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %d s" % timeout
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])
+        return None, last[-1][:200]
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1]), None
+    except (ValueError, IndexError):
+        return None, "no JSON in its output"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--models", default="")
+    ap.add_argument("--smelt", default="")
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "build",
+                                                         "models"))
+    ap.add_argument("--no-gen", action="store_true")
+    ap.add_argument("--timeout", type=int, default=900)
+    a = ap.parse_args()
+    wanted = [m for m in a.models.split(",") if m] or ORDER
+    if not a.no_gen:
+        subprocess.run([sys.executable,
+                        os.path.join(ROOT, "scripts", "gen_models.py"),
+                        "--out", a.models_dir] + wanted)
+    smelt = find_smelt(a.smelt)
+    common = ["--threads", str(a.threads), "--runs", str(a.runs),
+              "--warmup", str(a.warmup), "--json"]
+    rows, notes = [], []
+    for name in wanted:
+        onnx = os.path.join(a.models_dir, name + ".onnx")
+        if not os.path.exists(onnx):
+            notes.append("%s: %s is missing" % (name, onnx))
+            continue
+        inputs = sorted(glob.glob(os.path.join(a.models_dir,
+                                               name + "_input_*.npy")))
+        ins = sum((["--input", p] for p in inputs), [])
+        cmds = {
+            "smelt": [smelt, "bench", onnx] + common + ins,
+            "ort": ["node", os.path.join(HERE, "peers", "ort_bench.js"),
+                    onnx] + common + ins,
+            "torch": ["/usr/bin/python3",
+                      os.path.join(HERE, "peers", "torch_bench.py"),
+                      name] + common + ins,
+        }
+        row = {"model": name}
+        for rt, cmd in cmds.items():
+            sys.stderr.write("run_bench: %s on %s ...\n" % (name, rt))
+            res, why = run_json(cmd, a.timeout)
+            row[rt] = res["median_ms"] if res else None
+            if why:
+                notes.append("%s, %s: %s" % (name, rt, why))
+        rows.append(row)
+
+    def ms(v):
+        return "n/a" if v is None else "%.2f" % v
+
+    def ratio(v, base):
+        return "n/a" if v is None or not base else "%.2f" % (v / base)
+
+    print("threads %d, %d timed runs after %d warm-up, median latency in ms"
+          % (a.threads, a.runs, a.warmup))
+    print()
+    print("| model | Smelt ms | ONNX Runtime ms | PyTorch ms | "
+          "Smelt / ORT | PyTorch / ORT |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print("| %s | %s | %s | %s | %s | %s |" % (
+            r["model"], ms(r["smelt"]), ms(r["ort"]), ms(r["torch"]),
+            ratio(r["smelt"], r["ort"]), ratio(r["torch"], r["ort"])))
+    for n in notes:
+        print("\nnote: " + n, end="")
+    if notes:
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+/*
+ * graph_info.c - public accessors for inspecting a graph (what `smelt
+ * info` shows): output types, the op of every node, and the constants.
+ */
+#include "ir/ir.h"
+
+static const sm_type *output_type(const smelt_graph_t *g, int i)
+{
+    return g && i >= 0 && i < g->top->n_ret ? &g->top->ret[i]->type : NULL;
+}
+
+smelt_dtype smelt_graph_output_dtype(const smelt_graph_t *g, int i)
+{
+    const sm_type *t = output_type(g, i);
+    return t ? t->dtype : SMELT_DTYPE_UNDEFINED;
+}
+
+int smelt_graph_output_ndim(const smelt_graph_t *g, int i)
+{
+    const sm_type *t = output_type(g, i);
+    return t ? t->ndim : -1;
+}
+
+int64_t smelt_graph_output_dim(const smelt_graph_t *g, int i, int axis)
+{
+    const sm_type *t = output_type(g, i);
+    return t && axis >= 0 && axis < t->ndim ? t->dims[axis].size : -1;
+}
+
+const char *smelt_graph_output_dim_name(const smelt_graph_t *g, int i, int axis)
+{
+    const sm_type *t = output_type(g, i);
+    return t && axis >= 0 && axis < t->ndim ? t->dims[axis].sym : NULL;
+}
+
+/*
+ * The node that is *i-th in the pre-order walk of b (each node, then the
+ * nodes of its sub-blocks), counting *i down as nodes are passed; NULL
+ * when b holds fewer.
+ */
+static const sm_node *nth_node(const sm_block *b, int *i)
+{
+    for (int k = 0; k < b->n_nodes; k++) {
+        const sm_node *n = b->nodes[k];
+        if ((*i)-- == 0)
+            return n;
+        for (int j = 0; j < n->n_blocks; j++) {
+            const sm_node *hit = nth_node(n->blocks[j], i);
+            if (hit)
+                return hit;
+        }
+    }
+    return NULL;
+}
+
+const char *smelt_graph_node_op(const smelt_graph_t *g, int i)
+{
+    if (!g || i < 0)
+        return NULL;
+    const sm_node *n = nth_node(g->top, &i);
+    return n ? sm_op_info_get(n->op)->name : NULL;
+}
+
+/* Adds the constants of b and of its nested blocks to the totals. */
+static void add_constants(const sm_block *b, int64_t *count, int64_t *numel,
+                          int64_t *bytes)
+{
+    for (int k = 0; k < b->n_consts; k++) {
+        const sm_tensor *t = b->consts[k]->data;
+        *count += 1;
+        *numel += t ? t->numel : 0;
+        *bytes += t ? (int64_t)t->nbytes : 0;
+    }
+    for (int k = 0; k < b->n_nodes; k++)
+        for (int j = 0; j < b->nodes[k]->n_blocks; j++)
+            add_constants(b->nodes[k]->blocks[j], count, numel, bytes);
+}
+
+void smelt_graph_constants(const smelt_graph_t *g, int64_t *count,
+                           int64_t *numel, int64_t *bytes)
+{
+    int64_t c = 0, n = 0, b = 0;
+    if (g)
+        add_constants(g->top, &c, &n, &b);
+    if (count)
+        *count = c;
+    if (numel)
+        *numel = n;
+    if (bytes)
+        *bytes = b;
+}

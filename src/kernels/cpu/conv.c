@@ -1,0 +1,307 @@
+/*
+ * conv.c - the optimized Conv and FusedConv kernels for 2-D NCHW f32:
+ * the convolution as a GEMM per (image, group) with the weights as A
+ * ([Mg, Cg*kh*kw], prepacked once) and the input as B:
+ *   - 1x1, stride 1, no padding: B is the input itself ([Cg, H*W]);
+ *   - otherwise implicit GEMM: B's panels are gathered straight from the
+ *     input while packing (im2col one KC x NC block at a time, never the
+ *     whole matrix);
+ *   - depthwise convolutions take their own direct path (conv_dw.c).
+ * Bias, residual and activation run as the GEMM epilogue, so a FusedConv
+ * writes its output once.
+ */
+#include "kernels/cpu/conv.h"
+
+#include <string.h>
+
+#include "kernels/cpu/cpu_util.h"
+#include "kernels/cpu/entry.h"
+#include "kernels/cpu/winograd.h"
+#include "kernels/ref/window.h"
+
+int sm_conv_geom_init(const sm_attrs *at, const int64_t *xd, int xr,
+                      const int64_t *wd, int wr, const int64_t *rd, int rr,
+                      const int64_t *yd, int yr, sm_conv_geom *g)
+{
+    memset(g, 0, sizeof *g);
+    if (xr != 4 || wr != 4 || yr != 4)
+        return 0;
+    sm_window w;
+    if (sm_window_init(NULL, "Conv", at, SM_WINDOW_CONV, 2, xd + 2, wd + 2,
+                       &w) != SMELT_OK)
+        return 0;
+    g->N = xd[0];
+    g->C = xd[1];
+    g->H = xd[2];
+    g->W = xd[3];
+    g->M = wd[0];
+    g->G = sm_attrs_int(at, "group", 1);
+    if (g->G < 1 || g->C % g->G || g->M % g->G || wd[1] != g->C / g->G)
+        return 0;
+    g->Cg = g->C / g->G;
+    g->Mg = g->M / g->G;
+    g->kh = w.kernel[0];
+    g->kw = w.kernel[1];
+    g->sh = w.stride[0];
+    g->sw = w.stride[1];
+    g->dh = w.dil[0];
+    g->dw = w.dil[1];
+    g->ph = w.pad0[0];
+    g->pw = w.pad0[1];
+    g->OH = w.out[0];
+    g->OW = w.out[1];
+    g->K = g->Cg * g->kh * g->kw;
+    if (yd[0] != g->N || yd[1] != g->M || yd[2] != g->OH || yd[3] != g->OW)
+        return 0;
+    if (rr >= 0) {
+        int64_t s[4];
+        if (!sm_cpu_bcast_strides(rr, rd, 4, yd, s))
+            return 0;
+        int64_t cs = g->OW > 1 ? s[3] : s[2];
+        if ((cs != 0 && cs != 1) ||
+            (g->OH > 1 && g->OW > 1 && s[2] != s[3] * g->OW))
+            return 0;
+        g->has_r = 1;
+        g->r_sn = s[0];
+        g->r_sm = s[1];
+        g->r_sp = cs;
+    }
+    return 1;
+}
+
+void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,
+                 const float *bias, const float *res, sm_gemm_epi *e)
+{
+    *e = *base;
+    e->t[0] = (sm_epi_term){bias, 1, 0, 1.0f};
+    e->t[1] = (sm_epi_term){res, g->r_sm, g->r_sp, 1.0f};
+}
+
+/* The input of an implicit GEMM: B[k][j] of batch (n, group) is
+ * x[n][group*Cg + c][oy*sh - ph + ky*dh][ox*sw - pw + kx*dw] with
+ * k = (c, ky, kx) and j = (oy, ox); 0 in the padding. */
+typedef struct im2col {
+    const sm_conv_geom *g;
+    const float *x;
+} im2col;
+
+/* One row k of B, columns [j0, j0 + n), into d: runs of one output row
+ * at a time, each a zero head, a strided copy and a zero tail. */
+static void im2col_row(const sm_conv_geom *g, const float *xc, int64_t ky,
+                       int64_t kx, int64_t j0, int64_t n, float *d)
+{
+    int64_t oy = j0 / g->OW, ox = j0 % g->OW;
+    for (int64_t j = 0; j < n;) {
+        int64_t run = g->OW - ox < n - j ? g->OW - ox : n - j;
+        int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+        if (iy < 0 || iy >= g->H) {
+            memset(d + j, 0, (size_t)run * sizeof *d);
+        } else {
+            const float *row = xc + iy * g->W;
+            int64_t off = kx * g->dw - g->pw; /* ix = o * sw + off */
+            int64_t lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+            int64_t hi = g->W - off <= 0 ? 0 : (g->W - off - 1) / g->sw + 1;
+            lo = lo < ox ? ox : lo;
+            hi = hi > ox + run ? ox + run : hi;
+            int64_t t = 0;
+            for (; ox + t < lo && t < run; t++)
+                d[j + t] = 0.0f;
+            if (g->sw == 1 && hi > lo) {
+                memcpy(d + j + t, row + lo + off,
+                       (size_t)(hi - lo) * sizeof *d);
+                t += hi - lo;
+            } else {
+                for (; ox + t < hi; t++)
+                    d[j + t] = row[(ox + t) * g->sw + off];
+            }
+            for (; t < run; t++)
+                d[j + t] = 0.0f;
+        }
+        j += run;
+        ox = 0;
+        oy++;
+    }
+}
+
+/* sm_gemm_pack_b_fn: rows [k0, k0+kc), columns [j0, j0+n) into nr-wide
+ * panels. Each row is gathered into a line buffer once and then spread
+ * over the panels. */
+static void im2col_pack(const void *user, int64_t batch, int64_t k0, int64_t kc,
+                        int64_t j0, int64_t n, int nr, float *dst)
+{
+    const im2col *ic = user;
+    const sm_conv_geom *g = ic->g;
+    int64_t img = batch / g->G, grp = batch % g->G, khw = g->kh * g->kw;
+    int64_t npan = (n + nr - 1) / nr;
+    float line[SM_GEMM_NC_PACK];
+    for (int64_t k = 0; k < kc; k++) {
+        int64_t kk = k0 + k, c = kk / khw, ky = kk % khw / g->kw,
+                kx = kk % g->kw;
+        const float *xc =
+            ic->x + ((img * g->C) + grp * g->Cg + c) * g->H * g->W;
+        im2col_row(g, xc, ky, kx, j0, n, line);
+        for (int64_t p = 0; p < npan; p++) {
+            float *d = dst + p * kc * nr + k * nr;
+            int64_t w = n - p * nr < nr ? n - p * nr : nr;
+            memcpy(d, line + p * nr, (size_t)w * sizeof *d);
+            for (int64_t j = w; j < nr; j++)
+                d[j] = 0.0f;
+        }
+    }
+}
+
+static int is_1x1(const sm_conv_geom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+           g->pw == 0 && g->OH == g->H && g->OW == g->W;
+}
+
+static int is_depthwise(const sm_conv_geom *g)
+{
+    return g->Cg == 1 && g->G > 1 && g->kh * g->kw <= SM_CONV_DW_MAX_TAPS;
+}
+
+/* Operand shapes of a desc or of the run's tensors. */
+static int geom_of(const sm_attrs *at, int n_in, const int *r,
+                   const int64_t *const *d, int yr, const int64_t *yd,
+                   sm_conv_geom *g)
+{
+    int rr = n_in > 3 ? r[3] : -1;
+    return sm_conv_geom_init(at, d[0], r[0], d[1], r[1], rr < 0 ? NULL : d[3],
+                             rr, yd, yr, g);
+}
+
+static int desc_geom(const sm_kernel_desc *d, sm_conv_geom *g)
+{
+    int r[4];
+    const int64_t *dd[4];
+    for (int i = 0; i < 4; i++) {
+        int ok = i < d->n_in && d->in[i].present;
+        r[i] = ok ? d->in[i].ndim : -1;
+        dd[i] = ok ? d->in[i].dims : NULL;
+    }
+    return geom_of(&d->attrs, d->n_in, r, dd, d->out[0].ndim, d->out[0].dims,
+                   g);
+}
+
+/* 2-D f32 convolutions with a 1-D bias of M values and a residual that
+ * folds onto [N, M, OH*OW] (sm_conv_geom_init). */
+static int conv_supports(const sm_kernel_desc *d)
+{
+    sm_conv_geom g;
+    sm_gemm_epi e = sm_gemm_epi_none();
+    if (d->n_out != 1 || !sm_cpu_all_f32(d) || !sm_cpu_epi_act(&d->attrs, &e))
+        return 0;
+    if (d->n_in > 2 && d->in[2].present &&
+        (d->in[2].ndim != 1 || d->in[2].dims[0] != d->in[1].dims[0]))
+        return 0;
+    return desc_geom(d, &g);
+}
+
+/* Constant weights become A panels, one packed matrix per group. */
+static smelt_status conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
+                                 const sm_kernel_desc *d,
+                                 const sm_tensor *const *const_in,
+                                 void **packed)
+{
+    *packed = NULL;
+    sm_conv_geom g;
+    if (!const_in[1] || !desc_geom(d, &g) || is_depthwise(&g))
+        return SMELT_OK;
+    sm_gemm_pack *p;
+    if (sm_wino_eligible(&g)) {
+        SM_TRY(sm_wino_pack(ctx, ops, const_in[1]->data, g.M, g.C, &p));
+    } else {
+        sm_matf wv = {const_in[1]->data, g.K, 1};
+        SM_TRY(
+            sm_gemm_pack_new(ctx, ops, 1, &wv, g.Mg, g.K, g.G, g.Mg * g.K, &p));
+    }
+    *packed = p;
+    return SMELT_OK;
+}
+
+/* The scratch of the path run() will take: depthwise, Winograd (only
+ * with constant, hence prepacked, weights) or the GEMM. */
+static size_t conv_workspace(const sm_kernel_desc *d, int n_threads)
+{
+    sm_conv_geom g;
+    if (!desc_geom(d, &g))
+        return 0;
+    if (is_depthwise(&g))
+        return sm_conv_dw_workspace(&g, n_threads);
+    size_t gw = sm_gemm_workspace(n_threads, g.K, g.OH * g.OW, 0);
+    /* Winograd runs only with prepacked weights, which only constant
+     * weights get */
+    if (d->in[1].is_const && sm_wino_eligible(&g)) {
+        size_t ww = sm_wino_workspace(&g, n_threads);
+        return ww > gw ? ww : gw;
+    }
+    return gw;
+}
+
+/* Picks the path: depthwise, Winograd when the prepacked blob holds its
+ * transformed weights, else one GEMM per (image, group) batch element
+ * with B the input (1x1) or gathered by im2col_pack. */
+static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                             void *packed, sm_threadpool *tp)
+{
+    sm_conv_geom g;
+    int r[4];
+    const int64_t *dd[4];
+    for (int i = 0; i < 4; i++) {
+        const sm_tensor *t = i < a->n_in ? a->in[i] : NULL;
+        r[i] = t ? t->ndim : -1;
+        dd[i] = t ? t->dims : NULL;
+    }
+    sm_gemm_epi base = sm_gemm_epi_none();
+    const sm_tensor *bt = a->n_in > 2 ? a->in[2] : NULL;
+    if (!geom_of(&a->attrs, a->n_in, r, dd, a->out[0]->ndim, a->out[0]->dims,
+                 &g) ||
+        !sm_cpu_epi_act(&a->attrs, &base) || (bt && bt->numel != g.M))
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: operand, output or activation do not fit the "
+                      "optimized kernel",
+                      a->op_name);
+    const float *x = a->in[0]->data, *w = a->in[1]->data;
+    const float *bias = bt ? bt->data : NULL;
+    const float *res = g.has_r ? a->in[3]->data : NULL;
+    float *y = a->out[0]->data;
+    if (is_depthwise(&g))
+        return sm_conv_depthwise(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
+                                 a->workspace, a->workspace_bytes);
+    int64_t ohw = g.OH * g.OW;
+    sm_gemm_args ga = {.M = g.Mg, .N = ohw, .K = g.K, .c = y, .ldc = ohw};
+    sm_conv_epi(&g, &base, bias, res, &ga.epi);
+    const sm_gemm_pack *pa = packed;
+    if (pa && pa->ops == ops && sm_wino_eligible(&g) && pa->count == 36 &&
+        pa->rows == g.M && pa->cols == g.C)
+        return sm_conv_winograd(a->ctx, ops, &g, x, pa, &ga.epi, y, tp,
+                                a->workspace, a->workspace_bytes);
+    if (pa && pa->ops == ops && pa->rows == g.Mg && pa->cols == g.K &&
+        pa->count == g.G)
+        ga.pa = pa;
+    ga.a = (sm_matf){w, g.K, 1};
+    im2col ic = {&g, x};
+    if (is_1x1(&g)) {
+        ga.b = (sm_matf){x, ohw, 1};
+    } else {
+        ga.pack_b = im2col_pack;
+        ga.pack_b_user = &ic;
+    }
+    ga.nbd = 2;
+    ga.bdims[0] = g.N;
+    ga.bdims[1] = g.G;
+    ga.stride[SM_GB_A][1] = g.Mg * g.K;
+    ga.stride[SM_GB_PA][1] = 1;
+    ga.stride[SM_GB_B][0] = g.C * g.H * g.W;
+    ga.stride[SM_GB_B][1] = g.Cg * g.H * g.W;
+    ga.stride[SM_GB_C][0] = g.M * ohw;
+    ga.stride[SM_GB_C][1] = g.Mg * ohw;
+    ga.stride[SM_GB_T0][1] = g.Mg;
+    ga.stride[SM_GB_T1][0] = g.r_sn;
+    ga.stride[SM_GB_T1][1] = g.Mg * g.r_sm;
+    return sm_gemm_f32(a->ctx, ops, &ga, tp, a->workspace, a->workspace_bytes);
+}
+
+SM_CPU_ENTRIES_PACKED(conv, 0, conv_supports, conv_prepack, sm_cpu_free_packed,
+                      conv_workspace, conv_run)

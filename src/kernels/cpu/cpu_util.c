@@ -1,0 +1,62 @@
+/*
+ * cpu_util.c - helpers shared by the optimized CPU kernels (cpu_util.h).
+ */
+#include "kernels/cpu/cpu_util.h"
+
+#include "core/alloc.h"
+#include "kernels/ref/fused.h"
+
+int sm_cpu_all_f32(const sm_kernel_desc *d)
+{
+    for (int i = 0; i < d->n_in; i++)
+        if (d->in[i].present && d->in[i].dtype != SMELT_DTYPE_F32)
+            return 0;
+    for (int i = 0; i < d->n_out; i++)
+        if (d->out[i].dtype != SMELT_DTYPE_F32)
+            return 0;
+    return 1;
+}
+
+int sm_cpu_bcast_strides(int tr, const int64_t *td, int yr, const int64_t *yd,
+                         int64_t *out)
+{
+    if (tr > yr)
+        return 0;
+    int64_t s = 1;
+    for (int d = yr - 1; d >= 0; d--) {
+        int t = d - (yr - tr);
+        out[d] = 0;
+        if (t < 0)
+            continue;
+        if (td[t] != 1 && td[t] != yd[d])
+            return 0;
+        if (td[t] != 1)
+            out[d] = s;
+        s *= td[t];
+    }
+    return 1;
+}
+
+int sm_cpu_epi_act(const sm_attrs *at, sm_gemm_epi *e)
+{
+    sm_act act;
+    if (sm_act_read(NULL, "", at, &act) != SMELT_OK)
+        return 0;
+    e->act = (int)act.kind;
+    e->act_a = (float)act.alpha;
+    e->act_b = (float)act.beta;
+    return 1;
+}
+
+int64_t sm_cpu_prod(int n, const int64_t *d)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= d[i];
+    return p;
+}
+
+void sm_cpu_free_packed(void *packed)
+{
+    sm_free(packed);
+}

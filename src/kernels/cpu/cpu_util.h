@@ -1,0 +1,40 @@
+/*
+ * cpu_util.h - small helpers the optimized CPU kernels share: dtype
+ * checks on a kernel description, broadcast strides, the activation of a
+ * fused op, and the scratch a kernel runs with.
+ */
+#ifndef SM_CPU_UTIL_H
+#define SM_CPU_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/registry.h"
+
+/* Nonzero when every present input and every output of d is f32. */
+int sm_cpu_all_f32(const sm_kernel_desc *d);
+
+/*
+ * Element strides of a row-major tensor of rank tr (dims td) broadcast
+ * onto a shape of rank yr (dims yd), aligned right: out[d] is 0 where the
+ * tensor has no dim or a dim of 1, its row-major stride otherwise.
+ * Returns 0 when it does not broadcast (a dim that is neither 1 nor
+ * yd's, or tr > yr).
+ */
+int sm_cpu_bcast_strides(int tr, const int64_t *td, int yr, const int64_t *yd,
+                         int64_t *out);
+
+/* The fused activation of a node (attributes activation,
+ * activation_alpha, activation_beta) into an epilogue; 0 when the
+ * attributes are bad (the reference kernel reports them). */
+int sm_cpu_epi_act(const sm_attrs *at, sm_gemm_epi *e);
+
+/* Product of n dims. */
+int64_t sm_cpu_prod(int n, const int64_t *d);
+
+/* The frees every prepacked blob of the CPU kernels uses. */
+void sm_cpu_free_packed(void *packed);
+
+#endif

@@ -1,0 +1,361 @@
+/*
+ * gemm.c - the f32 GEMM driver (gemm.h): packing of weights, cache
+ * blocking, the split into tasks over the thread pool, batch offsets and
+ * the epilogue call. The arithmetic is in the per-ISA tables.
+ */
+#include "kernels/cpu/gemm.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+
+/* Work (flops) below which a product runs on the calling thread only. */
+static double min_parallel_flops = 4e6;
+
+double sm_gemm_set_parallel_threshold(double flops)
+{
+    double old = min_parallel_flops;
+    min_parallel_flops = flops;
+    return old;
+}
+
+#define ALIGN64(x) (((x) + 63) & ~(size_t)63)
+
+sm_gemm_epi sm_gemm_epi_none(void)
+{
+    sm_gemm_epi e;
+    memset(&e, 0, sizeof e);
+    e.alpha = 1.0f;
+    e.t[0].scale = e.t[1].scale = 1.0f;
+    return e;
+}
+
+static int epi_active(const sm_gemm_epi *e)
+{
+    return e->alpha != 1.0f || e->t[0].p || e->t[1].p || e->act != 0;
+}
+
+static int64_t round_up(int64_t x, int64_t m)
+{
+    return (x + m - 1) / m * m;
+}
+
+smelt_status sm_gemm_pack_new(smelt_ctx_t *ctx, const sm_cpu_ops *ops, int is_a,
+                              const sm_matf *m, int64_t rows, int64_t cols,
+                              int64_t count, int64_t mat_stride,
+                              sm_gemm_pack **out)
+{
+    *out = NULL;
+    int64_t depth = is_a ? cols : rows, width = is_a ? rows : cols;
+    int64_t tile = is_a ? ops->mr : ops->nr;
+    int64_t per = round_up(width, tile) * depth;
+    size_t bytes = ALIGN64(sizeof(sm_gemm_pack)) + (size_t)(per * count) * 4;
+    if (rows < 0 || cols < 0 || count < 0 || bytes > SM_ALLOC_LIMIT)
+        return sm_err(ctx, SMELT_ERR_LIMIT,
+                      "gemm: packing %lld matrices of %lld x %lld is too "
+                      "large",
+                      (long long)count, (long long)rows, (long long)cols);
+    char *blk = sm_malloc(bytes + 64);
+    if (!blk)
+        return sm_err_nomem(ctx);
+    sm_gemm_pack *p = (sm_gemm_pack *)blk;
+    uintptr_t at = (uintptr_t)(blk + ALIGN64(sizeof(sm_gemm_pack)));
+    p->data = (float *)((at + 63) & ~(uintptr_t)63);
+    p->ops = ops;
+    p->is_a = is_a;
+    p->rows = rows;
+    p->cols = cols;
+    p->count = count;
+    p->mat_stride = per;
+    int64_t wpad = round_up(width, tile);
+    for (int64_t i = 0; i < count && depth > 0 && width > 0; i++) {
+        sm_matf v = {m->p + i * mat_stride, m->rs, m->cs};
+        float *d = p->data + i * per;
+        if (is_a) {
+            ops->gemm_pack_a(&v, 0, rows, 0, cols, d);
+            continue;
+        }
+        /* B block by block of KC rows, each block's panels contiguous:
+         * the GEMM then reads B front to back (gemm.h) */
+        for (int64_t pc = 0; pc < rows; pc += SM_GEMM_KC) {
+            int64_t kc = rows - pc < SM_GEMM_KC ? rows - pc : SM_GEMM_KC;
+            ops->gemm_pack_b(&v, pc, kc, 0, cols, d + pc * wpad);
+        }
+    }
+    *out = p;
+    return SMELT_OK;
+}
+
+/* Per-thread scratch: an MC x KC block of A and a KC x NC_PACK block of
+ * B. */
+static size_t thread_ws(void)
+{
+    return ALIGN64((size_t)SM_GEMM_MC * SM_GEMM_KC * 4) +
+           ALIGN64((size_t)SM_GEMM_KC * SM_GEMM_NC_PACK * 4);
+}
+
+/* Bytes of B [K, N] packed whole in the widest table's panels (32): the
+ * shared B's size for every table (narrower panels take less). */
+static size_t shared_b_bytes(int64_t K, int64_t N)
+{
+    return ALIGN64((size_t)(K * round_up(N, 32)) * sizeof(float));
+}
+
+size_t sm_gemm_workspace(int n_threads, int64_t K, int64_t N, int b_packed)
+{
+    size_t ws = (size_t)(n_threads < 1 ? 1 : n_threads) * thread_ws() + 64;
+    size_t sb = shared_b_bytes(K, N);
+    if (!b_packed && n_threads > 1 && sb <= SM_GEMM_SHARED_B_MAX)
+        ws += sb;
+    return ws;
+}
+
+/* The work the tasks share: each task is one (batch, row block, column
+ * block) rectangle of C. */
+typedef struct job {
+    const sm_cpu_ops *ops;
+    const sm_gemm_args *g;
+    int64_t sm, sn; /* row and column splits per batch element */
+    int64_t tm, tn; /* rows and columns per split (multiples of mr / nr) */
+    char *ws;
+    int epi;
+    const sm_gemm_pack *shared_b; /* B packed once for all tasks, or NULL */
+} job;
+
+/* Offsets of every operand for batch element b. */
+static void batch_offsets(const sm_gemm_args *g, int64_t b,
+                          int64_t off[SM_GB_COUNT])
+{
+    memset(off, 0, sizeof(int64_t) * SM_GB_COUNT);
+    for (int d = g->nbd - 1; d >= 0; d--) {
+        int64_t i = b % g->bdims[d];
+        b /= g->bdims[d];
+        for (int o = 0; o < SM_GB_COUNT; o++)
+            off[o] += i * g->stride[o][d];
+    }
+}
+
+/*
+ * One rectangle [m0, m1) x [n0, n1) of batch element b, blocked:
+ * jc (NC columns) > pc (KC of K) > ic (MC rows) > jr (nr) > ir (mr).
+ */
+static void run_rect(const job *J, int64_t b, int64_t m0, int64_t m1,
+                     int64_t n0, int64_t n1, float *abuf, float *bbuf)
+{
+    const sm_cpu_ops *ops = J->ops;
+    const sm_gemm_args *g = J->g;
+    int64_t off[SM_GB_COUNT];
+    batch_offsets(g, b, off);
+    sm_matf A = {g->a.p ? g->a.p + off[SM_GB_A] : NULL, g->a.rs, g->a.cs};
+    sm_matf B = {g->b.p ? g->b.p + off[SM_GB_B] : NULL, g->b.rs, g->b.cs};
+    float *C = g->c + off[SM_GB_C];
+    sm_gemm_epi e = g->epi;
+    if (e.t[0].p)
+        e.t[0].p += off[SM_GB_T0];
+    if (e.t[1].p)
+        e.t[1].p += off[SM_GB_T1];
+    const float *pa =
+        g->pa ? g->pa->data + off[SM_GB_PA] * g->pa->mat_stride : NULL;
+    const float *pb =
+        g->pb ? g->pb->data + off[SM_GB_PB] * g->pb->mat_stride : NULL;
+    int64_t K = g->K, mr = ops->mr, nr = ops->nr;
+    if (K == 0) {
+        for (int64_t i = m0; i < m1; i++)
+            memset(C + i * g->ldc + n0, 0, (size_t)(n1 - n0) * 4);
+        if (J->epi)
+            ops->epi_tile(&e, C + m0 * g->ldc + n0, g->ldc, m0, n0, m1 - m0,
+                          n1 - n0);
+        return;
+    }
+    int64_t NC = pb ? SM_GEMM_NC : SM_GEMM_NC_PACK;
+    for (int64_t jc = n0; jc < n1; jc += NC) {
+        int64_t nc = n1 - jc < NC ? n1 - jc : NC;
+        for (int64_t pc = 0; pc < K; pc += SM_GEMM_KC) {
+            int64_t kc = K - pc < SM_GEMM_KC ? K - pc : SM_GEMM_KC;
+            int last = pc + kc == K;
+            const float *bp;
+            int64_t bstride;
+            if (pb) {
+                bp = pb + pc * round_up(g->N, nr) + (jc / nr) * kc * nr;
+                bstride = kc * nr;
+            } else {
+                if (g->pack_b)
+                    g->pack_b(g->pack_b_user, b, pc, kc, jc, nc, (int)nr, bbuf);
+                else
+                    ops->gemm_pack_b(&B, pc, kc, jc, nc, bbuf);
+                bp = bbuf;
+                bstride = kc * nr;
+            }
+            for (int64_t ic = m0; ic < m1; ic += SM_GEMM_MC) {
+                int64_t mc = m1 - ic < SM_GEMM_MC ? m1 - ic : SM_GEMM_MC;
+                const float *ap;
+                int64_t astride;
+                if (pa) {
+                    ap = pa + (ic / mr) * K * mr + pc * mr;
+                    astride = K * mr;
+                } else {
+                    ops->gemm_pack_a(&A, ic, mc, pc, kc, abuf);
+                    ap = abuf;
+                    astride = kc * mr;
+                }
+                /* one A micro-panel against every B micro-panel of the
+                 * block: the A panel stays in L1, B streams from L2 */
+                for (int64_t ir = 0; ir < mc; ir += mr) {
+                    int cm = (int)(mc - ir < mr ? mc - ir : mr);
+                    for (int64_t jr = 0; jr < nc; jr += nr) {
+                        int cn = (int)(nc - jr < nr ? nc - jr : nr);
+                        const float *bpp = bp + (jr / nr) * bstride;
+                        float *ct = C + (ic + ir) * g->ldc + jc + jr;
+                        ops->gemm_ukr(kc, ap + (ir / mr) * astride, bpp, ct,
+                                      g->ldc, cm, cn, pc > 0);
+                        if (last && J->epi)
+                            ops->epi_tile(&e, ct, g->ldc, ic + ir, jc + jr, cm,
+                                          cn);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Tasks [begin, end) of the job: task t is rectangle (t mod per) of
+ * batch element t / per, run with this thread's scratch. */
+static void task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const job *J = arg;
+    char *mine = J->ws + (size_t)tid * thread_ws() +
+                 (J->shared_b ? J->shared_b->mat_stride * sizeof(float) : 0);
+    float *abuf = (float *)mine;
+    float *bbuf =
+        (float *)(mine + ALIGN64((size_t)SM_GEMM_MC * SM_GEMM_KC * 4));
+    int64_t per = J->sm * J->sn;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t b = t / per, r = t % per;
+        int64_t mi = r / J->sn, ni = r % J->sn;
+        int64_t m0 = mi * J->tm, n0 = ni * J->tn;
+        int64_t m1 = m0 + J->tm < J->g->M ? m0 + J->tm : J->g->M;
+        int64_t n1 = n0 + J->tn < J->g->N ? n0 + J->tn : J->g->N;
+        if (m0 < m1 && n0 < n1)
+            run_rect(J, b, m0, m1, n0, n1, abuf, bbuf);
+    }
+}
+
+/*
+ * How to split one product over the threads: when the batch alone does
+ * not give every thread several tasks, cut each product into about
+ * 2 x threads / batch rectangles, splitting the longer side (in tiles)
+ * first so that rectangles stay square-ish and little packing repeats.
+ */
+static void choose_split(job *J, int64_t batch, int threads)
+{
+    const sm_gemm_args *g = J->g;
+    int64_t mt = (g->M + J->ops->mr - 1) / J->ops->mr;
+    int64_t nt = (g->N + J->ops->nr - 1) / J->ops->nr;
+    int64_t want = threads > 1 && batch < 4 * threads
+                       ? (2 * threads + batch - 1) / batch
+                       : 1;
+    int64_t sm = 1, sn = 1;
+    while (sm * sn < want) {
+        /* rows per tile of nr floats vs columns: compare in floats */
+        double rm = (double)mt * J->ops->mr / sm;
+        double rn = (double)nt * J->ops->nr / sn;
+        if (rn >= rm && sn < nt)
+            sn++;
+        else if (sm < mt)
+            sm++;
+        else if (sn < nt)
+            sn++;
+        else
+            break;
+    }
+    int64_t tmt = (mt + sm - 1) / sm, tnt = (nt + sn - 1) / sn;
+    J->tm = tmt * J->ops->mr;
+    J->tn = tnt * J->ops->nr;
+    J->sm = (mt + tmt - 1) / tmt;
+    J->sn = (nt + tnt - 1) / tnt;
+    if (J->sm < 1)
+        J->sm = 1;
+    if (J->sn < 1)
+        J->sn = 1;
+}
+
+/* Panels [begin, end) of the shared B, in the prepacked layout (each KC
+ * block's panels contiguous). */
+static void pack_shared(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const job *J = arg;
+    const sm_gemm_args *g = J->g;
+    int64_t nr = J->ops->nr, K = g->K, npad = round_up(g->N, nr);
+    float *dst = J->shared_b->data;
+    for (int64_t p = begin; p < end; p++) {
+        int64_t j0 = p * nr, n = g->N - j0 < nr ? g->N - j0 : nr;
+        for (int64_t pc = 0; pc < K; pc += SM_GEMM_KC) {
+            int64_t kc = K - pc < SM_GEMM_KC ? K - pc : SM_GEMM_KC;
+            float *d = dst + pc * npad + p * kc * nr;
+            if (g->pack_b)
+                g->pack_b(g->pack_b_user, 0, pc, kc, j0, n, (int)nr, d);
+            else
+                J->ops->gemm_pack_b(&g->b, pc, kc, j0, n, d);
+        }
+    }
+}
+
+smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                         const sm_gemm_args *g, sm_threadpool *tp, void *ws,
+                         size_t ws_bytes)
+{
+    if (g->M < 0 || g->N < 0 || g->K < 0 || g->nbd < 0 ||
+        g->nbd > SMELT_MAX_DIMS)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "gemm: bad sizes M=%lld N=%lld K=%lld", (long long)g->M,
+                      (long long)g->N, (long long)g->K);
+    if ((g->pa && (g->pa->ops != ops || !g->pa->is_a)) ||
+        (g->pb && (g->pb->ops != ops || g->pb->is_a)))
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "gemm: a prepacked operand was packed for another ISA "
+                      "or side");
+    int64_t batch = 1;
+    for (int d = 0; d < g->nbd; d++)
+        batch *= g->bdims[d];
+    if (batch == 0 || g->M == 0 || g->N == 0)
+        return SMELT_OK;
+    /* Below about 50 us of work, waking the other threads costs more
+     * than it saves. */
+    double flops =
+        2.0 * (double)batch * (double)g->M * (double)g->N * (double)g->K;
+    int threads = flops < min_parallel_flops ? 1 : sm_threadpool_size(tp);
+    void *own = NULL;
+    size_t need = sm_gemm_workspace(threads, 0, 0, 1);
+    if (!ws || ws_bytes < need) {
+        /* allocating anyway: with room for a shared B */
+        need = sm_gemm_workspace(threads, g->K, g->N, g->pb != NULL);
+        own = sm_malloc(need);
+        if (!own)
+            return sm_err_nomem(ctx);
+        ws = own;
+        ws_bytes = need;
+    }
+    job J = {.ops = ops, .g = g, .epi = epi_active(&g->epi)};
+    J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+    choose_split(&J, batch, threads);
+    int64_t ntasks = batch * J.sm * J.sn;
+    /* Tasks that split only the rows would each pack the same B: pack it
+     * once, in parallel, into the front of the workspace and share it. */
+    sm_gemm_pack shared;
+    size_t sb = shared_b_bytes(g->K, g->N);
+    if (!g->pb && batch == 1 && J.sn == 1 && J.sm > 1 && g->K > 0 &&
+        threads > 1 && sb <= SM_GEMM_SHARED_B_MAX &&
+        ws_bytes >= sm_gemm_workspace(threads, 0, 0, 1) + sb) {
+        shared = (sm_gemm_pack){
+            ops, 0, g->K, g->N, 1, (int64_t)(sb / 4), (float *)J.ws};
+        J.shared_b = &shared;
+        sm_parallel_for(tp, (g->N + ops->nr - 1) / ops->nr, 1, pack_shared, &J);
+    }
+    if (threads <= 1 || ntasks == 1)
+        task(&J, 0, ntasks, 0);
+    else
+        sm_parallel_for(tp, ntasks, 1, task, &J);
+    sm_free(own);
+    return SMELT_OK;
+}

@@ -1,0 +1,270 @@
+/*
+ * gemm.inc.h - the GEMM micro-kernel, the packing routines and the fused
+ * epilogue, written once over a simd_*.h vocabulary and compiled per ISA
+ * (isa_*.c define GEMM_MR and GEMM_NV before including it).
+ *
+ * Register tile: GEMM_MR rows of A (broadcast one float at a time) times
+ * NR = GEMM_NV * VL columns of B (GEMM_NV vector loads per k), so the
+ * accumulators take GEMM_MR * GEMM_NV vector registers. An edge tile of
+ * mr < GEMM_MR rows runs a kernel compiled for exactly mr rows (no wasted
+ * FMAs, no reads of padding rows); nr < NR columns store through masks.
+ */
+#define NR (GEMM_NV * VL)
+#ifndef GEMM_PF
+#define GEMM_PF 8 /* k steps of B prefetched ahead */
+#endif
+
+/*
+ * The body of every micro-kernel: M (a compile-time constant once
+ * inlined) rows. A panels hold GEMM_MR floats per k whatever M is.
+ */
+VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
+                   float *c, int64_t ldc, int nr, int acc)
+{
+    V r[GEMM_MR][GEMM_NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < M; i++)
+#pragma GCC unroll 8
+        for (int v = 0; v < GEMM_NV; v++)
+            r[i][v] = v_zero();
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; k++) {
+        V bv[GEMM_NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < GEMM_NV; v++)
+            bv[v] = v_load(b + v * VL);
+        v_prefetch(b + GEMM_PF * NR);
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++) {
+            V ai = v_set1(a[i]);
+#pragma GCC unroll 8
+            for (int v = 0; v < GEMM_NV; v++)
+                r[i][v] = v_fma(ai, bv[v], r[i][v]);
+        }
+        a += GEMM_MR;
+        b += NR;
+    }
+    if (nr == NR) {
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++) {
+            float *ci = c + i * ldc;
+#pragma GCC unroll 8
+            for (int v = 0; v < GEMM_NV; v++)
+                v_store(ci + v * VL,
+                        acc ? v_add(v_load(ci + v * VL), r[i][v]) : r[i][v]);
+        }
+        return;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < M; i++) {
+        float *ci = c + i * ldc;
+#pragma GCC unroll 8
+        for (int v = 0; v < GEMM_NV; v++) {
+            int64_t n = nr - v * VL;
+            if (n >= VL)
+                v_store(ci + v * VL,
+                        acc ? v_add(v_load(ci + v * VL), r[i][v]) : r[i][v]);
+            else if (n > 0)
+                v_storen(
+                    ci + v * VL,
+                    acc ? v_add(v_loadn(ci + v * VL, n), r[i][v]) : r[i][v], n);
+        }
+    }
+}
+
+#define UKR_DEF(M)                                                             \
+    static void ukr_##M(int64_t kc, const float *a, const float *b, float *c,  \
+                        int64_t ldc, int nr, int acc)                          \
+    {                                                                          \
+        ukr_body(M, kc, a, b, c, ldc, nr, acc);                                \
+    }
+UKR_DEF(1)
+UKR_DEF(2)
+UKR_DEF(3)
+UKR_DEF(4)
+#if GEMM_MR > 4
+UKR_DEF(5)
+UKR_DEF(6)
+#endif
+#if GEMM_MR > 6
+UKR_DEF(7)
+UKR_DEF(8)
+UKR_DEF(9)
+UKR_DEF(10)
+UKR_DEF(11)
+UKR_DEF(12)
+#endif
+#if GEMM_MR > 12
+UKR_DEF(13)
+UKR_DEF(14)
+#endif
+#if GEMM_MR != 4 && GEMM_MR != 6 && GEMM_MR != 12 && GEMM_MR != 14
+#error "GEMM_MR must be 4, 6, 12 or 14"
+#endif
+
+typedef void (*ukr_fn)(int64_t, const float *, const float *, float *, int64_t,
+                       int, int);
+
+/* The micro-kernel for mr rows: one compiled kernel per row count. */
+static void gemm_ukr(int64_t kc, const float *a, const float *b, float *c,
+                     int64_t ldc, int mr, int nr, int acc)
+{
+    static const ukr_fn tab[GEMM_MR + 1] = {
+        NULL,
+        ukr_1,
+        ukr_2,
+        ukr_3,
+        ukr_4,
+#if GEMM_MR > 4
+        ukr_5,
+        ukr_6,
+#endif
+#if GEMM_MR > 6
+        ukr_7,
+        ukr_8,
+        ukr_9,
+        ukr_10,
+        ukr_11,
+        ukr_12,
+#endif
+#if GEMM_MR > 12
+        ukr_13,
+        ukr_14,
+#endif
+    };
+    tab[mr](kc, a, b, c, ldc, nr, acc);
+}
+
+/*
+ * Packs an m x kc block of A into MR-row panels: panel p holds, for each
+ * k, the GEMM_MR floats A[i0 + p*MR + 0..MR)[k0 + k] (zeros past m).
+ * Row-major A (cs = 1) reads each row contiguously; column-major A
+ * (rs = 1, from transA) copies MR contiguous floats per k.
+ */
+static void gemm_pack_a(const sm_matf *A, int64_t i0, int64_t m, int64_t k0,
+                        int64_t kc, float *dst)
+{
+    for (int64_t p = 0; p < m; p += GEMM_MR, dst += kc * GEMM_MR) {
+        int64_t mr = m - p < GEMM_MR ? m - p : GEMM_MR;
+        const float *src = A->p + (i0 + p) * A->rs + k0 * A->cs;
+        if (A->rs == 1 && mr == GEMM_MR) {
+            for (int64_t k = 0; k < kc; k++)
+                for (int i = 0; i < GEMM_MR; i++)
+                    dst[k * GEMM_MR + i] = src[k * A->cs + i];
+            continue;
+        }
+        for (int64_t i = 0; i < GEMM_MR; i++) {
+            float *d = dst + i;
+            if (i >= mr) {
+                for (int64_t k = 0; k < kc; k++)
+                    d[k * GEMM_MR] = 0.0f;
+                continue;
+            }
+            const float *s = src + i * A->rs;
+            for (int64_t k = 0; k < kc; k++)
+                d[k * GEMM_MR] = s[k * A->cs];
+        }
+    }
+}
+
+/*
+ * Packs a kc x n block of B into NR-column panels: panel p holds, for
+ * each k, the NR floats B[k0 + k][j0 + p*NR + 0..NR) (zeros past n).
+ * Row-major B (cs = 1) moves whole vectors; transposed B gathers.
+ */
+static void gemm_pack_b(const sm_matf *B, int64_t k0, int64_t kc, int64_t j0,
+                        int64_t n, float *dst)
+{
+    for (int64_t p = 0; p < n; p += NR, dst += kc * NR) {
+        int64_t nr = n - p < NR ? n - p : NR;
+        const float *src = B->p + k0 * B->rs + (j0 + p) * B->cs;
+        if (B->cs == 1) {
+            for (int64_t k = 0; k < kc; k++) {
+                const float *s = src + k * B->rs;
+                float *d = dst + k * NR;
+                for (int64_t v = 0; v < NR; v += VL) {
+                    int64_t cnt = nr - v;
+                    v_store(d + v, cnt >= VL ? v_load(s + v)
+                                   : cnt > 0 ? v_loadn(s + v, cnt)
+                                             : v_zero());
+                }
+            }
+            continue;
+        }
+        for (int64_t j = 0; j < NR; j++) {
+            float *d = dst + j;
+            const float *s = src + j * B->cs;
+            if (j >= nr)
+                for (int64_t k = 0; k < kc; k++)
+                    d[k * NR] = 0.0f;
+            else
+                for (int64_t k = 0; k < kc; k++)
+                    d[k * NR] = s[k * B->rs];
+        }
+    }
+}
+
+/*
+ * y = act(alpha * y + t0 + t1) over an m x n tile while it is in L1,
+ * right after the micro-kernel stored it: the epilogue costs no extra
+ * pass over memory. The activation is a compile-time constant of each
+ * instance (epi_tile dispatches once per tile), and each term is either a
+ * row of values (cs = 1) or one value per row, broadcast once per row.
+ */
+VINL void epi_body(const sm_gemm_epi *e, float *c, int64_t ldc, int64_t i0,
+                   int64_t j0, int64_t m, int64_t n, const int act)
+{
+    V alpha = v_set1(e->alpha), aa = v_set1(e->act_a), ab = v_set1(e->act_b);
+    V s0 = v_set1(e->t[0].scale), s1 = v_set1(e->t[1].scale);
+    int scale = e->alpha != 1.0f;
+    const sm_epi_term *t0 = &e->t[0], *t1 = &e->t[1];
+    for (int64_t i = 0; i < m; i++) {
+        float *y = c + i * ldc;
+        const float *p0 = t0->p ? t0->p + (i0 + i) * t0->rs + j0 * t0->cs : 0;
+        const float *p1 = t1->p ? t1->p + (i0 + i) * t1->rs + j0 * t1->cs : 0;
+        int row0 = p0 && t0->cs, row1 = p1 && t1->cs;
+        V b0 = p0 && !row0 ? v_set1(*p0 * t0->scale) : v_zero();
+        V b1 = p1 && !row1 ? v_set1(*p1 * t1->scale) : v_zero();
+        for (int64_t j = 0; j < n; j += VL) {
+            int64_t cnt = n - j;
+            V x = cnt >= VL ? v_load(y + j) : v_loadn(y + j, cnt);
+            if (scale)
+                x = v_mul(x, alpha);
+            if (row0)
+                x = v_fma(cnt >= VL ? v_load(p0 + j) : v_loadn(p0 + j, cnt), s0,
+                          x);
+            else if (p0)
+                x = v_add(x, b0);
+            if (row1)
+                x = v_fma(cnt >= VL ? v_load(p1 + j) : v_loadn(p1 + j, cnt), s1,
+                          x);
+            else if (p1)
+                x = v_add(x, b1);
+            x = v_act(x, act, aa, ab);
+            if (cnt >= VL)
+                v_store(y + j, x);
+            else
+                v_storen(y + j, x, cnt);
+        }
+    }
+}
+
+static void epi_tile(const sm_gemm_epi *e, float *c, int64_t ldc, int64_t i0,
+                     int64_t j0, int64_t m, int64_t n)
+{
+#define EPI_CASE(k)                                                            \
+    case k: epi_body(e, c, ldc, i0, j0, m, n, k); return;
+    switch (e->act) {
+        EPI_CASE(SM_ACT_RELU)
+        EPI_CASE(SM_ACT_RELU6)
+        EPI_CASE(SM_ACT_CLIP)
+        EPI_CASE(SM_ACT_SIGMOID)
+        EPI_CASE(SM_ACT_SILU)
+        EPI_CASE(SM_ACT_GELU)
+        EPI_CASE(SM_ACT_GELU_TANH)
+        EPI_CASE(SM_ACT_LEAKYRELU)
+        EPI_CASE(SM_ACT_TANH)
+    default: epi_body(e, c, ldc, i0, j0, m, n, SM_ACT_NONE); return;
+    }
+#undef EPI_CASE
+}

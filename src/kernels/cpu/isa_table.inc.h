@@ -1,0 +1,41 @@
+/*
+ * isa_table.inc.h - the sm_cpu_ops table of one ISA, from the templates
+ * included before it; its name is sm_cpu_ops_<SM_ISA_SUFFIX>.
+ */
+#define SM_ISA_CAT2(a, b) a##b
+#define SM_ISA_CAT(a, b) SM_ISA_CAT2(a, b)
+#define SM_ISA_STR2(a) #a
+#define SM_ISA_STR(a) SM_ISA_STR2(a)
+
+#if VL == 16
+#define SM_ISA_FEATURES SM_CPU_ISA_AVX512
+#elif VL == 8
+#define SM_ISA_FEATURES SM_CPU_ISA_AVX2
+#else
+#define SM_ISA_FEATURES 0u
+#endif
+
+const sm_cpu_ops SM_ISA_CAT(sm_cpu_ops_, SM_ISA_SUFFIX) = {
+    .name = SM_ISA_STR(SM_ISA_SUFFIX),
+    .isa = SM_ISA_FEATURES,
+    .vl = VL,
+    .mr = GEMM_MR,
+    .nr = NR,
+    .gemm_ukr = gemm_ukr,
+    .gemm_pack_a = gemm_pack_a,
+    .gemm_pack_b = gemm_pack_b,
+    .epi_tile = epi_tile,
+    .unary = unary,
+    .binary = binary,
+    .reduce = reduce,
+    .reduce_acc = reduce_acc,
+    .softmax_row = softmax_row,
+    .softmax_cols = softmax_cols,
+    .layernorm_row = layernorm_row,
+    .axpy_strided = axpy_strided,
+    .max_strided = max_strided,
+    .gather2 = gather2,
+    .dw_row = dw_row,
+    .wino_in = wino_in,
+    .wino_out = wino_out,
+};

@@ -1,0 +1,216 @@
+/*
+ * pool.c - optimized 2-D MaxPool, AveragePool, GlobalAveragePool and
+ * GlobalMaxPool on NCHW f32. Per plane the input rows are padded and
+ * phase-split once (rowsplit.h; the padding reads as -inf for max, 0 for
+ * average), so each kernel tap of an output row is one contiguous vector
+ * max or add (cpu_ops.h) whatever the stride; averages are then scaled by
+ * their per-position divisor (taps inside the input, or inside the padded
+ * extent with count_include_pad; taps that ceil_mode lets run past the
+ * padding never count). Planes split over the pool, each thread with its
+ * own row buffer in the workspace. NaN inputs follow the vector max's
+ * rules rather than the reference's (NaN does not always win).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/cpu/cpu_util.h"
+#include "kernels/cpu/entry.h"
+#include "kernels/cpu/rowsplit.h"
+#include "kernels/ref/window.h"
+
+typedef struct pool_job {
+    const sm_cpu_ops *ops;
+    sm_window w;
+    sm_rowsplit rs;
+    const float *x;
+    float *y;
+    int is_max, include_pad, global;
+    int64_t H, W, OH, OW;
+    char *ws;
+    size_t per_thread;
+} pool_job;
+
+/* Kernel taps of one dim at output o that land in [0, in) (*lo..*hi as
+ * kernel indices), and how many land before in + pad1 (the padded
+ * extent), for the divisor. */
+static void taps_1d(const sm_window *w, int d, int64_t o, int64_t *lo,
+                    int64_t *hi, int64_t *n_pad)
+{
+    int64_t s = w->stride[d], dl = w->dil[d], k = w->kernel[d];
+    int64_t base = o * s - w->pad0[d];
+    int64_t a = base >= 0 ? 0 : (-base + dl - 1) / dl;
+    int64_t b = w->in[d] - base <= 0 ? 0 : (w->in[d] - base - 1) / dl + 1;
+    int64_t c = w->in[d] + w->pad1[d] - base <= 0
+                    ? 0
+                    : (w->in[d] + w->pad1[d] - base - 1) / dl + 1;
+    *lo = a < k ? a : k;
+    *hi = b < k ? b : k;
+    if (*hi < *lo)
+        *hi = *lo;
+    *n_pad = c < k ? c : k;
+}
+
+/* Workspace floats per thread: the split rows of one plane. */
+static size_t pool_per_thread(const sm_rowsplit *rs, int64_t H)
+{
+    return ((size_t)(H * sm_rowsplit_len(rs)) * sizeof(float) + 63) &
+           ~(size_t)63;
+}
+
+/* One output row oy from the plane's split rows. */
+static void pool_row(const pool_job *J, const float *buf, float *yr, int64_t oy)
+{
+    const sm_window *w = &J->w;
+    int64_t ylo, yhi, ypad, row = sm_rowsplit_len(&J->rs);
+    taps_1d(w, 0, oy, &ylo, &yhi, &ypad);
+    float init = J->is_max ? -INFINITY : 0.0f;
+    for (int64_t ox = 0; ox < J->OW; ox++)
+        yr[ox] = init;
+    for (int64_t ky = ylo; ky < yhi; ky++) {
+        const float *r =
+            buf + (oy * w->stride[0] - w->pad0[0] + ky * w->dil[0]) * row;
+        for (int64_t kx = 0; kx < w->kernel[1]; kx++) {
+            const float *t = r + sm_rowsplit_tap(&J->rs, kx);
+            if (J->is_max)
+                J->ops->max_strided(t, 1, yr, J->OW);
+            else
+                J->ops->axpy_strided(1.0f, t, 1, yr, J->OW);
+        }
+    }
+    if (J->is_max)
+        return;
+    for (int64_t ox = 0; ox < J->OW; ox++) {
+        int64_t xlo, xhi, xpad;
+        taps_1d(w, 1, ox, &xlo, &xhi, &xpad);
+        int64_t div = J->include_pad ? ypad * xpad : (yhi - ylo) * (xhi - xlo);
+        yr[ox] = div ? yr[ox] / (float)div : NAN;
+    }
+}
+
+/* Planes [begin, end): a global reduction, or the split rows then every
+ * output row. */
+static void pool_planes(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const pool_job *J = arg;
+    int64_t isz = J->H * J->W;
+    float *buf = J->ws ? (float *)(J->ws + (size_t)tid * J->per_thread) : NULL;
+    int64_t row = J->global ? 0 : sm_rowsplit_len(&J->rs);
+    for (int64_t p = begin; p < end; p++) {
+        const float *xp = J->x + p * isz;
+        if (J->global) {
+            float r =
+                J->ops->reduce(J->is_max ? SM_RED_MAX : SM_RED_SUM, xp, isz);
+            J->y[p] = J->is_max ? r : isz ? r / (float)isz : NAN;
+            continue;
+        }
+        for (int64_t iy = 0; iy < J->H; iy++)
+            sm_rowsplit_row(&J->rs, xp + iy * J->W,
+                            J->is_max ? -INFINITY : 0.0f, buf + iy * row);
+        for (int64_t oy = 0; oy < J->OH; oy++)
+            pool_row(J, buf, J->y + (p * J->OH + oy) * J->OW, oy);
+    }
+}
+
+/* The window of a pooling node over X's spatial dims; 0 if bad. */
+static int pool_window(const sm_attrs *at, const int64_t *xd, sm_window *w)
+{
+    return sm_window_init(NULL, "pool", at, SM_WINDOW_POOL, 2, xd + 2, NULL,
+                          w) == SMELT_OK;
+}
+
+static size_t pool_workspace(const sm_kernel_desc *d, int n_threads)
+{
+    sm_window w;
+    sm_rowsplit rs;
+    if (d->op == SM_OP_GlobalAveragePool || d->op == SM_OP_GlobalMaxPool ||
+        !pool_window(&d->attrs, d->in[0].dims, &w))
+        return 0;
+    sm_rowsplit_init(&rs, w.out[1], w.kernel[1], w.stride[1], w.dil[1],
+                     w.pad0[1], w.in[1], NULL);
+    return (size_t)(n_threads < 1 ? 1 : n_threads) *
+               pool_per_thread(&rs, w.in[0]) +
+           64;
+}
+
+static int pool_supports(const sm_kernel_desc *d)
+{
+    if (d->n_out != 1 || !sm_cpu_all_f32(d) || d->in[0].ndim != 4)
+        return 0;
+    if (d->op == SM_OP_GlobalAveragePool || d->op == SM_OP_GlobalMaxPool)
+        return 1;
+    sm_window w;
+    return pool_window(&d->attrs, d->in[0].dims, &w) &&
+           d->out[0].dims[2] == w.out[0] && d->out[0].dims[3] == w.out[1];
+}
+
+/* The run of all four pooling ops: is_max / global pick the op. */
+static smelt_status pool_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                             sm_threadpool *tp, int is_max, int global)
+{
+    const sm_tensor *x = a->in[0];
+    sm_tensor *y = a->out[0];
+    pool_job J;
+    memset(&J, 0, sizeof J);
+    J.ops = ops;
+    J.x = x->data;
+    J.y = y->data;
+    J.global = global;
+    J.is_max = is_max;
+    J.include_pad = sm_attrs_int(&a->attrs, "count_include_pad", 0) != 0;
+    if (x->ndim != 4 || y->ndim != 4 || y->dims[0] != x->dims[0] ||
+        y->dims[1] != x->dims[1])
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: X and Y must be 4-D with the same N and C",
+                      a->op_name);
+    J.H = x->dims[2];
+    J.W = x->dims[3];
+    J.OH = y->dims[2];
+    J.OW = y->dims[3];
+    if (!J.global) {
+        SM_TRY(sm_window_init(a->ctx, a->op_name, &a->attrs, SM_WINDOW_POOL, 2,
+                              x->dims + 2, NULL, &J.w));
+        if (J.w.out[0] != J.OH || J.w.out[1] != J.OW)
+            return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                          "%s: output shape does not match the window",
+                          a->op_name);
+    } else if (J.OH != 1 || J.OW != 1) {
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: output must be [N, C, 1, 1]", a->op_name);
+    }
+    int64_t planes = x->dims[0] * x->dims[1];
+    int threads = planes > 1 ? sm_threadpool_size(tp) : 1;
+    void *own = NULL, *ws = a->workspace;
+    if (!J.global) {
+        sm_rowsplit_init(&J.rs, J.OW, J.w.kernel[1], J.w.stride[1], J.w.dil[1],
+                         J.w.pad0[1], J.W, ops->gather2);
+        J.per_thread = pool_per_thread(&J.rs, J.H);
+        size_t need = (size_t)threads * J.per_thread + 64;
+        if (!ws || a->workspace_bytes < need) {
+            own = sm_malloc(need);
+            if (!own)
+                return sm_err_nomem(a->ctx);
+            ws = own;
+        }
+        J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+    }
+    if (threads > 1)
+        sm_parallel_for(tp, planes, 0, pool_planes, &J);
+    else
+        pool_planes(&J, 0, planes, 0);
+    sm_free(own);
+    return SMELT_OK;
+}
+
+#define POOL_OP(name, is_max, global)                                          \
+    static smelt_status name##_run(const sm_cpu_ops *ops, const sm_kargs *a,   \
+                                   void *packed, sm_threadpool *tp)            \
+    {                                                                          \
+        (void)packed;                                                          \
+        return pool_run(ops, a, tp, is_max, global);                           \
+    }                                                                          \
+    SM_CPU_ENTRIES(name, 0, pool_supports, pool_workspace, name##_run)
+POOL_OP(maxpool, 1, 0)
+POOL_OP(avgpool, 0, 0)
+POOL_OP(gmaxpool, 1, 1)
+POOL_OP(gavgpool, 0, 1)

@@ -1,0 +1,348 @@
+/*
+ * rows.inc.h - the vectorized elementwise, reduction, normalization and
+ * strided-row primitives, written once over a simd_*.h vocabulary and
+ * compiled per ISA (included by isa_*.c after vmath.inc.h).
+ *
+ * Each loop runs whole vectors and then one partial vector through masked
+ * loads and stores, so no primitive touches memory past its n elements.
+ */
+
+/* One unary function (an activation or SM_UNARY_*) on a vector. */
+VINL V v_unary(int f, V x, V a, V b)
+{
+    switch (f) {
+    case SM_UNARY_EXP: return v_exp(x);
+    case SM_UNARY_NEG: return v_sub(v_zero(), x);
+    case SM_UNARY_ABS: return v_abs(x);
+    case SM_UNARY_SQRT: return v_sqrt(x);
+    case SM_UNARY_ERF: return v_erf(x);
+    case SM_UNARY_RECIP: return v_div(v_set1(1.0f), x);
+    default: return v_act(x, f, a, b);
+    }
+}
+
+static void unary(int f, float a, float b, const float *x, float *y, int64_t n)
+{
+    V va = v_set1(a), vb = v_set1(b);
+    int64_t i = 0;
+    for (; i + VL <= n; i += VL)
+        v_store(y + i, v_unary(f, v_load(x + i), va, vb));
+    if (i < n)
+        v_storen(y + i, v_unary(f, v_loadn(x + i, n - i), va, vb), n - i);
+}
+
+VINL V v_binary(int op, V a, V b)
+{
+    switch (op) {
+    case SM_BIN_ADD: return v_add(a, b);
+    case SM_BIN_SUB: return v_sub(a, b);
+    case SM_BIN_MUL: return v_mul(a, b);
+    case SM_BIN_DIV: return v_div(a, b);
+    case SM_BIN_MAX: return v_max(a, b);
+    default: return v_min(a, b);
+    }
+}
+
+/* A vector of x at i: the next VL elements (step 1) or x[0] repeated
+ * (step 0). */
+VINL V v_at(const float *x, int64_t step, int64_t i, int64_t cnt)
+{
+    if (!step)
+        return v_set1(*x);
+    return cnt >= VL ? v_load(x + i) : v_loadn(x + i, cnt);
+}
+
+static void binary(int op, const float *a, int64_t sa, const float *b,
+                   int64_t sb, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += VL) {
+        int64_t cnt = n - i;
+        V r = v_binary(op, v_at(a, sa, i, cnt), v_at(b, sb, i, cnt));
+        if (cnt >= VL)
+            v_store(y + i, r);
+        else
+            v_storen(y + i, r, cnt);
+    }
+}
+
+VINL V v_red(int kind, V a, V b)
+{
+    return kind == SM_RED_SUM   ? v_add(a, b)
+           : kind == SM_RED_MAX ? v_max(a, b)
+                                : v_min(a, b);
+}
+
+/* Four accumulators hide the add latency; max and min pad the partial
+ * vector with -inf / +inf, the sum with 0. */
+static float reduce(int kind, const float *x, int64_t n)
+{
+    float id = kind == SM_RED_SUM   ? 0.0f
+               : kind == SM_RED_MAX ? -__builtin_inff()
+                                    : __builtin_inff();
+    V r0 = v_set1(id), r1 = r0, r2 = r0, r3 = r0;
+    int64_t i = 0;
+    for (; i + 4 * VL <= n; i += 4 * VL) {
+        r0 = v_red(kind, r0, v_load(x + i));
+        r1 = v_red(kind, r1, v_load(x + i + VL));
+        r2 = v_red(kind, r2, v_load(x + i + 2 * VL));
+        r3 = v_red(kind, r3, v_load(x + i + 3 * VL));
+    }
+    for (; i + VL <= n; i += VL)
+        r0 = v_red(kind, r0, v_load(x + i));
+    if (i < n)
+        r1 = v_red(kind, r1, v_loadn_fill(x + i, n - i, id));
+    V r = v_red(kind, v_red(kind, r0, r1), v_red(kind, r2, r3));
+    return kind == SM_RED_SUM   ? v_hsum(r)
+           : kind == SM_RED_MAX ? v_hmax(r)
+                                : v_hmin(r);
+}
+
+static void reduce_acc(int kind, float *y, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VL <= n; i += VL)
+        v_store(y + i, v_red(kind, v_load(y + i), v_load(x + i)));
+    if (i < n)
+        v_storen(y + i,
+                 v_red(kind, v_loadn(y + i, n - i), v_loadn(x + i, n - i)),
+                 n - i);
+}
+
+/*
+ * Softmax of one contiguous row in three sweeps: the max, then
+ * y = e^(x - max) with its sum, then the scale (or, for LogSoftmax,
+ * y = x - max - log(sum)). Lanes past n read as -inf, so e^ gives 0.
+ */
+static void softmax_row(const float *x, float *y, int64_t n, int log_)
+{
+    const float ninf = -__builtin_inff();
+    float mx = reduce(SM_RED_MAX, x, n);
+    V vm = v_set1(mx), acc = v_zero();
+    for (int64_t i = 0; i < n; i += VL) {
+        int64_t cnt = n - i;
+        V e = v_exp(v_sub(
+            cnt >= VL ? v_load(x + i) : v_loadn_fill(x + i, cnt, ninf), vm));
+        acc = v_add(acc, e);
+        if (log_)
+            continue;
+        if (cnt >= VL)
+            v_store(y + i, e);
+        else
+            v_storen(y + i, e, cnt);
+    }
+    float sum = v_hsum(acc);
+    if (log_) {
+        V sh = v_set1(mx + logf(sum));
+        for (int64_t i = 0; i < n; i += VL) {
+            int64_t cnt = n - i;
+            if (cnt >= VL)
+                v_store(y + i, v_sub(v_load(x + i), sh));
+            else
+                v_storen(y + i, v_sub(v_loadn(x + i, cnt), sh), cnt);
+        }
+        return;
+    }
+    V inv = v_set1(1.0f / sum);
+    for (int64_t i = 0; i < n; i += VL) {
+        int64_t cnt = n - i;
+        if (cnt >= VL)
+            v_store(y + i, v_mul(v_load(y + i), inv));
+        else
+            v_storen(y + i, v_mul(v_loadn(y + i, cnt), inv), cnt);
+    }
+}
+
+/*
+ * Softmax across n groups of `inner` floats (an axis that is not the
+ * last): vectors run along the inner lanes, each lane normalized across
+ * the groups. Three sweeps over the groups per block of lanes.
+ */
+static void softmax_cols(const float *x, float *y, int64_t n, int64_t inner,
+                         int log_)
+{
+    const float ninf = -__builtin_inff();
+    for (int64_t j = 0; j < inner; j += VL) {
+        int64_t cnt = inner - j;
+        V mx = v_set1(ninf), sum = v_zero();
+        for (int64_t g = 0; g < n; g++)
+            mx = v_max(mx, v_at(x + g * inner, 1, j, cnt));
+        for (int64_t g = 0; g < n; g++) {
+            V e = v_exp(v_sub(v_at(x + g * inner, 1, j, cnt), mx));
+            sum = v_add(sum, e);
+            if (!log_) {
+                if (cnt >= VL)
+                    v_store(y + g * inner + j, e);
+                else
+                    v_storen(y + g * inner + j, e, cnt);
+            }
+        }
+        float s[VL], m[VL];
+        v_store(s, sum);
+        v_store(m, mx);
+        for (int l = 0; l < VL; l++)
+            s[l] = log_ ? m[l] + logf(s[l]) : 1.0f / s[l];
+        V f = v_load(s);
+        for (int64_t g = 0; g < n; g++) {
+            const float *src = log_ ? x + g * inner : y + g * inner;
+            V v = v_at(src, 1, j, cnt);
+            v = log_ ? v_sub(v, f) : v_mul(v, f);
+            if (cnt >= VL)
+                v_store(y + g * inner + j, v);
+            else
+                v_storen(y + g * inner + j, v, cnt);
+        }
+    }
+}
+
+/*
+ * Layer normalization of one row: the mean, then the variance as the
+ * mean of squared deviations (two passes: no cancellation), then
+ * y = (x - mean) * rstd * g + b.
+ */
+static void layernorm_row(const float *x, float *y, int64_t n, const float *g,
+                          const float *b, float eps, float *mean, float *rstd)
+{
+    float mu = reduce(SM_RED_SUM, x, n) / (float)n;
+    V vm = v_set1(mu), acc = v_zero();
+    for (int64_t i = 0; i < n; i += VL) {
+        int64_t cnt = n - i;
+        /* lanes past n read as the mean: they add no deviation */
+        V d =
+            v_sub(cnt >= VL ? v_load(x + i) : v_loadn_fill(x + i, cnt, mu), vm);
+        acc = v_fma(d, d, acc);
+    }
+    float rs = 1.0f / sqrtf(v_hsum(acc) / (float)n + eps);
+    if (mean)
+        *mean = mu;
+    if (rstd)
+        *rstd = rs;
+    V vr = v_set1(rs);
+    for (int64_t i = 0; i < n; i += VL) {
+        int64_t cnt = n - i;
+        V v = v_mul(v_sub(v_at(x, 1, i, cnt), vm), vr);
+        if (g)
+            v = v_mul(v, v_at(g, 1, i, cnt));
+        if (b)
+            v = v_add(v, v_at(b, 1, i, cnt));
+        if (cnt >= VL)
+            v_store(y + i, v);
+        else
+            v_storen(y + i, v, cnt);
+    }
+}
+
+/* y[i] += w * x[i * sx]: a depthwise tap or a pooling sum over one output
+ * row. Unit stride loads vectors; other strides gather element by
+ * element into a small buffer first. */
+static void axpy_strided(float w, const float *x, int64_t sx, float *y,
+                         int64_t n)
+{
+    V vw = v_set1(w);
+    float tmp[VL];
+    for (int64_t i = 0; i < n; i += VL) {
+        int64_t cnt = n - i < VL ? n - i : VL;
+        V xv;
+        if (sx == 1) {
+            xv = cnt == VL ? v_load(x + i) : v_loadn(x + i, cnt);
+        } else {
+            for (int64_t l = 0; l < cnt; l++)
+                tmp[l] = x[(i + l) * sx];
+            xv = cnt == VL ? v_load(tmp) : v_loadn(tmp, cnt);
+        }
+        if (cnt == VL)
+            v_store(y + i, v_fma(vw, xv, v_load(y + i)));
+        else
+            v_storen(y + i, v_fma(vw, xv, v_loadn(y + i, cnt)), cnt);
+    }
+}
+
+/* y[i] = max(y[i], x[i * sx]) over one output row of a max pool. */
+static void max_strided(const float *x, int64_t sx, float *y, int64_t n)
+{
+    float tmp[VL];
+    for (int64_t i = 0; i < n; i += VL) {
+        int64_t cnt = n - i < VL ? n - i : VL;
+        V xv;
+        if (sx == 1) {
+            xv = cnt == VL ? v_load(x + i) : v_loadn(x + i, cnt);
+        } else {
+            for (int64_t l = 0; l < cnt; l++)
+                tmp[l] = x[(i + l) * sx];
+            xv = cnt == VL ? v_load(tmp) : v_loadn(tmp, cnt);
+        }
+        if (cnt == VL)
+            v_store(y + i, v_max(v_load(y + i), xv));
+        else
+            v_storen(y + i, v_max(v_loadn(y + i, cnt), xv), cnt);
+    }
+}
+
+/* y[i] = sum over t < ntaps of w[t] * taps[t][i], for i in [0, n): one
+ * output row of a depthwise convolution whose taps are contiguous rows
+ * (conv_dw.c pads and phase-splits the input so every tap is). The
+ * accumulator stays in a register across all taps. */
+/* Four vectors of outputs per step, so four independent FMA chains hide
+ * the FMA latency; the last step masks its lanes past n. */
+VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
+                      float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 4 * VL) {
+        int64_t c[4];
+        V a[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            int64_t r = n - i - k * VL;
+            c[k] = r < 0 ? 0 : r > VL ? VL : r;
+            a[k] = v_zero();
+        }
+        if (c[3] == VL) {
+#pragma GCC unroll 9
+            for (int t = 0; t < nt; t++) {
+                V wt = v_set1(w[t]);
+                const float *p = taps[t] + i;
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; k++)
+                    a[k] = v_fma(wt, v_load(p + k * VL), a[k]);
+            }
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; k++)
+                v_store(y + i + k * VL, a[k]);
+            continue;
+        }
+        for (int t = 0; t < nt; t++) {
+            V wt = v_set1(w[t]);
+            const float *p = taps[t] + i;
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; k++)
+                if (c[k])
+                    a[k] = v_fma(wt, v_loadn(p + k * VL, c[k]), a[k]);
+        }
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            if (c[k])
+                v_storen(y + i + k * VL, a[k], c[k]);
+    }
+}
+
+/* 3 x 3 kernels (MobileNet's) get a fully unrolled body. */
+static void dw_row(const float *const *taps, const float *w, int ntaps,
+                   float *y, int64_t n)
+{
+    if (ntaps == 9)
+        dw_row_body(taps, w, 9, y, n);
+    else
+        dw_row_body(taps, w, ntaps, y, n);
+}
+
+/* d[j] = x[2 j] for j < n (stride-2 inputs of pooling and depthwise
+ * convolution): whole vectors deinterleaved from two loads, which read
+ * x[2 j + 1] too, so the vector loop stops one vector early and the rest
+ * is element by element (no read past x[2 (n - 1)]). */
+static void gather2(const float *x, float *d, int64_t n)
+{
+    int64_t j = 0;
+    for (; j + VL < n; j += VL)
+        v_store(d + j, v_even(v_load(x + 2 * j), v_load(x + 2 * j + VL)));
+    for (; j < n; j++)
+        d[j] = x[2 * j];
+}

@@ -1,0 +1,67 @@
+/*
+ * rowsplit.c - padded, phase-split rows for window kernels (rowsplit.h).
+ */
+#include "kernels/cpu/rowsplit.h"
+
+#include <string.h>
+
+void sm_rowsplit_init(sm_rowsplit *r, int64_t out, int64_t k, int64_t stride,
+                      int64_t dil, int64_t pad0, int64_t W,
+                      sm_rowsplit_gather2 gather2)
+{
+    r->gather2 = gather2;
+    /* the padded extent the last output's last tap reads */
+    int64_t wp = (out - 1) * stride + (k - 1) * dil + 1;
+    r->s = stride;
+    r->d = dil;
+    r->pad = pad0;
+    r->W = W;
+    r->L = (wp + stride - 1) / stride;
+}
+
+int64_t sm_rowsplit_len(const sm_rowsplit *r)
+{
+    return r->s * r->L;
+}
+
+int64_t sm_rowsplit_tap(const sm_rowsplit *r, int64_t kx)
+{
+    int64_t o = kx * r->d;
+    return (o % r->s) * r->L + o / r->s;
+}
+
+void sm_rowsplit_fill(const sm_rowsplit *r, float fill, float *dst)
+{
+    for (int64_t i = 0; i < r->s * r->L; i++)
+        dst[i] = fill;
+}
+
+/* Phase p holds x[j * s + p - pad]: inside the row one copy (stride 1)
+ * or one strided gather per phase, the fill only at the two ends. */
+void sm_rowsplit_row(const sm_rowsplit *r, const float *x, float fill,
+                     float *dst)
+{
+    for (int64_t p = 0; p < r->s; p++) {
+        float *ph = dst + p * r->L;
+        int64_t off = p - r->pad; /* ix = j * s + off */
+        int64_t lo = off >= 0 ? 0 : (-off + r->s - 1) / r->s;
+        int64_t hi = r->W - off <= 0 ? 0 : (r->W - off - 1) / r->s + 1;
+        lo = lo < r->L ? lo : r->L;
+        hi = hi < r->L ? hi : r->L;
+        if (hi < lo)
+            hi = lo;
+        for (int64_t j = 0; j < lo; j++)
+            ph[j] = fill;
+        if (r->s == 1) {
+            memcpy(ph + lo, x + lo + off, (size_t)(hi - lo) * sizeof *ph);
+        } else if (r->s == 2 && r->gather2) {
+            r->gather2(x + 2 * lo + off, ph + lo, hi - lo);
+        } else {
+            const float *s = x + off;
+            for (int64_t j = lo; j < hi; j++)
+                ph[j] = s[j * r->s];
+        }
+        for (int64_t j = hi; j < r->L; j++)
+            ph[j] = fill;
+    }
+}

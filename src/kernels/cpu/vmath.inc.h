@@ -1,0 +1,147 @@
+/*
+ * vmath.inc.h - vectorized exp, tanh, erf, sigmoid, gelu and the
+ * activations of the fused epilogues, written once over the vocabulary of
+ * a simd_*.h header and compiled per ISA (included by isa_*.c).
+ *
+ * Accuracy, measured against double-precision libm by test_cpu_kernels
+ * (test_vmath_accuracy) over [-30, 30] plus tiny arguments; relative
+ * errors where the exact value exceeds 1e-30 (measured max in brackets):
+ *   exp        relative <= 3e-7 (1.2e-7); x below -87.34 gives 0, above
+ *              ln(FLT_MAX) +inf, above
+ *              88.72 +inf, NaN stays NaN
+ *   tanh       relative <= 3e-7 (1.3e-7)
+ *   erf        relative <= 1e-6 (5.6e-7), absolute <= 3e-7 (1.6e-7)
+ *   sigmoid    relative <= 3e-7 (1.8e-7)
+ *   silu       relative <= 3e-7 (1.9e-7)
+ *   gelu       relative <= 3e-5 (1.6e-5), computed as x erfc(-x/sqrt2)/2
+ *              so the left tail keeps its digits; the worst case is the
+ *              far tail (x < -10, values < 1e-23), where rounding x to f32
+ *              already moves the exact result by that much
+ *   gelu_tanh  relative <= 3e-5 (1.0e-5), as x sigmoid(2u): the same tail
+ * (The double reference 0.5 x (1 + erf(x/sqrt2)) itself cancels there.)
+ */
+
+/* e^x: x = n ln2 + r with |r| <= ln2 / 2, e^r by a degree-6 polynomial
+ * (Cephes expf), scaled by 2^n through the exponent bits (in two steps,
+ * so n = 128 near the top of the range does not overflow the exponent).
+ * Above ln(FLT_MAX) the result is +inf, below -87.34 it is 0 (the exact
+ * value is then a denormal under 1.2e-38); NaN stays NaN (the clamps put
+ * x second, where max/min return a NaN operand). */
+VINL V v_exp(V x)
+{
+    V lo = v_set1(-87.33654f), hi = v_set1(88.72284f);
+    V xc = v_min(hi, v_max(lo, x));
+    V n = v_round(v_mul(xc, v_set1(1.44269504088896341f)));
+    V r = v_fnma(n, v_set1(0.693359375f), xc);
+    r = v_fnma(n, v_set1(-2.12194440e-4f), r);
+    V p = v_set1(1.9875691500e-4f);
+    p = v_fma(p, r, v_set1(1.3981999507e-3f));
+    p = v_fma(p, r, v_set1(8.3334519073e-3f));
+    p = v_fma(p, r, v_set1(4.1665795894e-2f));
+    p = v_fma(p, r, v_set1(1.6666665459e-1f));
+    p = v_fma(p, r, v_set1(5.0000001201e-1f));
+    p = v_fma(p, v_mul(r, r), v_add(r, v_set1(1.0f)));
+    V n1 = v_min(v_set1(127.0f), n);
+    V y = v_mul(v_mul(p, v_pow2i(n1)), v_pow2i(v_sub(n, n1)));
+    y = v_sel_lt(x, lo, v_zero(), y);
+    return v_sel_lt(hi, x, v_set1(__builtin_inff()), y);
+}
+
+/* 1 / (1 + e^-x); e^-x saturates at 2^127, so very negative x give
+ * denormal-small values rather than NaN. */
+VINL V v_sigmoid(V x)
+{
+    V e = v_exp(v_sub(v_zero(), x));
+    return v_div(v_set1(1.0f), v_add(v_set1(1.0f), e));
+}
+
+/* tanh: an odd polynomial below |x| = 0.625 (Cephes tanhf), otherwise
+ * 1 - 2 / (e^2|x| + 1) with x's sign. */
+VINL V v_tanh(V x)
+{
+    V ax = v_abs(x);
+    V z = v_mul(x, x);
+    V p = v_set1(-5.70498872745e-3f);
+    p = v_fma(p, z, v_set1(2.06390887954e-2f));
+    p = v_fma(p, z, v_set1(-5.37397155531e-2f));
+    p = v_fma(p, z, v_set1(1.33314422036e-1f));
+    p = v_fma(p, z, v_set1(-3.33332819422e-1f));
+    V small = v_fma(v_mul(p, z), x, x);
+    V a9 = v_min(v_set1(9.0f), ax); /* NaN stays NaN */
+    V e = v_exp(v_add(a9, a9));
+    V big = v_sub(v_set1(1.0f), v_div(v_set1(2.0f), v_add(e, v_set1(1.0f))));
+    big = v_copysign(big, x);
+    return v_sel_lt(ax, v_set1(0.625f), small, big);
+}
+
+/* erfc(z) for z >= 0 (Numerical Recipes erfcc: relative error below
+ * 1.2e-7 for every z): t e^(-z^2 + P(t)) with t = 1 / (1 + z/2). */
+VINL V v_erfc_pos(V z)
+{
+    V t = v_div(v_set1(1.0f), v_fma(z, v_set1(0.5f), v_set1(1.0f)));
+    V p = v_set1(0.17087277f);
+    p = v_fma(p, t, v_set1(-0.82215223f));
+    p = v_fma(p, t, v_set1(1.48851587f));
+    p = v_fma(p, t, v_set1(-1.13520398f));
+    p = v_fma(p, t, v_set1(0.27886807f));
+    p = v_fma(p, t, v_set1(-0.18628806f));
+    p = v_fma(p, t, v_set1(0.09678418f));
+    p = v_fma(p, t, v_set1(0.37409196f));
+    p = v_fma(p, t, v_set1(1.00002368f));
+    p = v_fma(p, t, v_set1(-1.26551223f));
+    p = v_fnma(z, z, p);
+    return v_mul(t, v_exp(p));
+}
+
+/* erf: 1 - erfc(|x|) with x's sign, or an odd Taylor polynomial near 0
+ * where 1 - erfc would cancel. */
+VINL V v_erf(V x)
+{
+    V ax = v_abs(x);
+    V big = v_copysign(v_sub(v_set1(1.0f), v_erfc_pos(ax)), x);
+    V z = v_mul(x, x);
+    /* 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216) */
+    V p = v_set1(1.0f / 216);
+    p = v_fma(p, z, v_set1(-1.0f / 42));
+    p = v_fma(p, z, v_set1(1.0f / 10));
+    p = v_fma(p, z, v_set1(-1.0f / 3));
+    p = v_fma(p, z, v_set1(1.0f));
+    V small = v_mul(v_mul(p, x), v_set1(1.12837916709551257f));
+    return v_sel_lt(ax, v_set1(0.25f), small, big);
+}
+
+/* x/2 (1 + erf(x / sqrt 2)), as x (1 - erfc(|x|/sqrt2)/2) for x >= 0 and
+ * x erfc(|x|/sqrt2)/2 for x < 0, so the left tail keeps its digits. */
+VINL V v_gelu(V x)
+{
+    V h = v_mul(v_erfc_pos(v_mul(v_abs(x), v_set1(0.70710678118654752f))),
+                v_set1(0.5f));
+    V f = v_sel_lt(x, v_zero(), h, v_sub(v_set1(1.0f), h));
+    return v_mul(x, f);
+}
+
+/* x/2 (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3). */
+VINL V v_gelu_tanh(V x)
+{
+    V x3 = v_mul(v_mul(x, x), x);
+    V u2 = v_mul(v_fma(x3, v_set1(0.044715f), x),
+                 v_set1(2.0f * 0.79788456080286535588f));
+    return v_mul(x, v_sigmoid(u2));
+}
+
+/* The activation of an epilogue, applied to a whole vector. */
+VINL V v_act(V x, int kind, V a, V b)
+{
+    switch (kind) {
+    case SM_ACT_RELU: return v_max(v_zero(), x);
+    case SM_ACT_RELU6: return v_min(v_set1(6.0f), v_max(v_zero(), x));
+    case SM_ACT_CLIP: return v_min(b, v_max(a, x));
+    case SM_ACT_SIGMOID: return v_sigmoid(x);
+    case SM_ACT_SILU: return v_mul(x, v_sigmoid(x));
+    case SM_ACT_GELU: return v_gelu(x);
+    case SM_ACT_GELU_TANH: return v_gelu_tanh(x);
+    case SM_ACT_LEAKYRELU: return v_sel_lt(x, v_zero(), v_mul(x, a), x);
+    case SM_ACT_TANH: return v_tanh(x);
+    default: return x;
+    }
+}

@@ -1,0 +1,394 @@
+/*
+ * plan.c - the plan's memory: liveness of every slot over the steps,
+ * in-place reuse where the chosen kernel allows it, and one arena in
+ * which buffers whose lifetimes do not overlap share memory; then what a
+ * plan says about itself (stats, steps, its text form) and freeing it.
+ *
+ * The planner is the one the memplan pass uses (greedy best fit, largest
+ * buffer first), but over steps rather than graph nodes: a fused region
+ * expanded into its body's nodes, kernel workspaces (live for one step)
+ * and graph outputs (written into the caller's tensors, outside the
+ * arena) only exist at this level.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/strbuf.h"
+#include "plan/plan.h"
+
+#define ALIGN 64
+
+typedef struct buffer {
+    int64_t size, offset;
+    int first, last;
+} buffer;
+
+static int64_t round_up(size_t n)
+{
+    return ((int64_t)n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+/* Every slot that the blocks of a control node read is live at step j. */
+static void uses_in_block(const sm_plan *p, const sm_block *b, int j)
+{
+    for (int i = 0; i < b->n_nodes; i++) {
+        const sm_node *n = b->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] && p->slot_of[n->in[k]->id] >= 0)
+                p->slots[p->slot_of[n->in[k]->id]].last = j;
+        for (int k = 0; k < n->n_blocks; k++)
+            uses_in_block(p, n->blocks[k], j);
+    }
+    for (int i = 0; i < b->n_ret; i++)
+        if (p->slot_of[b->ret[i]->id] >= 0)
+            p->slots[p->slot_of[b->ret[i]->id]].last = j;
+}
+
+static void liveness(sm_plan *p)
+{
+    for (int j = 0; j < p->n_steps; j++) {
+        const sm_step *st = &p->steps[j];
+        for (int i = 0; i < st->n_out; i++)
+            if (p->slots[st->out[i]].first < 0)
+                p->slots[st->out[i]].first = j;
+        for (int i = 0; i < st->n_in; i++)
+            if (st->in[i] >= 0)
+                p->slots[st->in[i]].last = j;
+        if (st->kind == SM_STEP_CONTROL)
+            for (int k = 0; k < st->node->n_blocks; k++)
+                uses_in_block(p, st->node->blocks[k], j);
+    }
+    for (int s = 0; s < p->n_slots; s++)
+        if (p->slots[s].last < p->slots[s].first)
+            p->slots[s].last = p->slots[s].first;
+}
+
+static int root(const sm_plan *p, int s)
+{
+    while (p->slots[s].share >= 0)
+        s = p->slots[s].share;
+    return s;
+}
+
+static int same_shape(const sm_slot *a, const sm_slot *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim)
+        return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->dims[d] != b->dims[d])
+            return 0;
+    return 1;
+}
+
+/* Output 0 of a kernel flagged SM_CPU_KERNEL_INPLACE takes the buffer of
+ * an input of its shape that dies at that step: the input and every view
+ * of its buffer (rlast, by root slot) are read for the last time there. */
+static void share_inplace(sm_plan *p, int *rlast)
+{
+    for (int s = 0; s < p->n_slots; s++)
+        rlast[s] = -1;
+    for (int s = 0; s < p->n_slots; s++)
+        if (p->slots[s].kind == SM_SLOT_ARENA &&
+            p->slots[s].last > rlast[root(p, s)])
+            rlast[root(p, s)] = p->slots[s].last;
+    for (int j = 0; j < p->n_steps; j++) {
+        const sm_step *st = &p->steps[j];
+        if (st->kind != SM_STEP_KERNEL || st->n_out < 1 ||
+            !(st->k->flags & SM_CPU_KERNEL_INPLACE))
+            continue;
+        sm_slot *o = &p->slots[st->out[0]];
+        if (o->kind != SM_SLOT_ARENA || o->first != j || o->share >= 0)
+            continue;
+        for (int i = 0; i < st->n_in; i++) {
+            int s = st->in[i];
+            if (s < 0 || p->slots[s].kind != SM_SLOT_ARENA ||
+                rlast[root(p, s)] != j || !same_shape(&p->slots[s], o) ||
+                p->slots[root(p, s)].nbytes != o->nbytes)
+                continue;
+            int r = root(p, s);
+            o->share = r;
+            if (rlast[st->out[0]] > rlast[r])
+                rlast[r] = rlast[st->out[0]];
+            p->n_inplace++;
+            break;
+        }
+    }
+}
+
+static int by_size(const void *a, const void *b)
+{
+    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Best-fit offsets for bufs[0..n), largest first: each buffer goes into
+ * the smallest gap between the placed buffers whose lifetimes overlap
+ * its own, or above them. scratch has room for 2n pointers. */
+static int64_t place(buffer *bufs, int n, buffer **scratch)
+{
+    buffer **order = scratch, **live = scratch + n;
+    for (int i = 0; i < n; i++)
+        order[i] = &bufs[i];
+    qsort(order, (size_t)n, sizeof *order, by_size);
+    int64_t peak = 0;
+    for (int i = 0; i < n; i++) {
+        buffer *b = order[i];
+        int k = 0;
+        for (int q = 0; q < i; q++)
+            if (order[q]->first <= b->last && b->first <= order[q]->last)
+                live[k++] = order[q];
+        qsort(live, (size_t)k, sizeof *live, by_offset);
+        int64_t cur = 0, best = -1, best_gap = INT64_MAX;
+        for (int q = 0; q < k; q++) {
+            int64_t gap = live[q]->offset - cur;
+            if (gap >= b->size && gap < best_gap) {
+                best = cur;
+                best_gap = gap;
+            }
+            if (live[q]->offset + live[q]->size > cur)
+                cur = live[q]->offset + live[q]->size;
+        }
+        b->offset = best >= 0 ? best : cur;
+        if (b->offset + b->size > peak)
+            peak = b->offset + b->size;
+    }
+    return peak;
+}
+
+smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
+{
+    /* buffers 0..n_slots) belong to slots (empty unless an arena root),
+     * then one per step for its workspace */
+    int n = p->n_slots + p->n_steps;
+    buffer *bufs = sm_calloc((size_t)n + 1, sizeof *bufs);
+    buffer **scratch = sm_calloc(2 * (size_t)n + 1, sizeof *scratch);
+    int *rlast = sm_calloc((size_t)p->n_slots + 1, sizeof *rlast);
+    if (!bufs || !scratch || !rlast) {
+        sm_free(bufs);
+        sm_free(scratch);
+        sm_free(rlast);
+        return sm_err_nomem(ctx);
+    }
+    liveness(p);
+    share_inplace(p, rlast);
+    sm_free(rlast);
+    for (int s = 0; s < p->n_slots; s++) {
+        const sm_slot *sl = &p->slots[s];
+        bufs[s].first = sl->first;
+        bufs[s].last = -1;
+        if (sl->kind != SM_SLOT_ARENA)
+            continue;
+        p->unshared_bytes += round_up(sl->nbytes);
+        buffer *r = &bufs[root(p, s)];
+        if (sl->share < 0)
+            r->size = round_up(sl->nbytes);
+        if (sl->last > r->last)
+            r->last = sl->last;
+    }
+    for (int j = 0; j < p->n_steps; j++) {
+        buffer *b = &bufs[p->n_slots + j];
+        b->first = b->last = j;
+        b->size = round_up(p->steps[j].ws_bytes);
+        p->unshared_bytes += b->size;
+    }
+    p->arena_bytes = place(bufs, n, scratch);
+    for (int s = 0; s < p->n_slots; s++)
+        if (p->slots[s].kind == SM_SLOT_ARENA)
+            p->slots[s].offset = bufs[root(p, s)].offset;
+    for (int j = 0; j < p->n_steps; j++)
+        p->steps[j].ws_offset = bufs[p->n_slots + j].offset;
+    sm_free(scratch);
+    sm_free(bufs);
+    return SMELT_OK;
+}
+
+void sm_plan_free_steps(sm_plan *p)
+{
+    for (int j = 0; p->steps && j < p->n_steps; j++) {
+        sm_step *st = &p->steps[j];
+        if (st->packed && st->k && st->k->free_packed)
+            st->k->free_packed(st->packed);
+        st->packed = NULL;
+    }
+}
+
+void smelt_plan_free(smelt_plan_t *p)
+{
+    if (!p)
+        return;
+    sm_session_free_internal(p->own);
+    sm_plan_free_steps(p);
+    pthread_mutex_destroy(&p->mu);
+    sm_graph_free(p->g);
+    sm_arena_free(&p->arena);
+    sm_free(p);
+}
+
+/* ---- what a plan says about itself --------------------------------------- */
+
+smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out)
+{
+    if (!p || !out)
+        return SMELT_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->arena_bytes = p->arena_bytes;
+    out->unshared_bytes = p->unshared_bytes;
+    out->weight_bytes = p->weight_bytes;
+    out->steps = p->n_steps;
+    out->dynamic_steps = p->n_dynamic;
+    out->inplace = p->n_inplace;
+    out->threads = p->threads;
+    for (int j = 0; j < p->n_steps; j++) {
+        out->kernel_steps += p->steps[j].kind == SM_STEP_KERNEL;
+        out->ref_steps += p->steps[j].kind == SM_STEP_REF;
+    }
+    sm_cpu_features_str(p->features, out->isa, sizeof out->isa);
+    return SMELT_OK;
+}
+
+int smelt_plan_num_steps(const smelt_plan_t *p)
+{
+    return p ? p->n_steps : 0;
+}
+
+static const char *step_kernel_name(const sm_step *st)
+{
+    switch (st->kind) {
+    case SM_STEP_KERNEL: return st->k->name;
+    case SM_STEP_REF: return "ref";
+    case SM_STEP_CONTROL: return "control";
+    case SM_STEP_DYNAMIC: return "dynamic";
+    case SM_STEP_COPY: return "copy";
+    case SM_STEP_VIEW: return "view";
+    }
+    return "?";
+}
+
+smelt_status smelt_plan_step(const smelt_plan_t *p, int i,
+                             smelt_plan_step_info *out)
+{
+    if (!p || !out || i < 0 || i >= p->n_steps)
+        return SMELT_ERR_INVALID_ARG;
+    const sm_step *st = &p->steps[i];
+    memset(out, 0, sizeof *out);
+    out->name = st->node->name ? st->node->name
+                : st->n_out    ? p->slots[st->out[0]].v->name
+                               : "";
+    out->op = st->kind == SM_STEP_COPY ? "Copy" : st->info->name;
+    out->kernel = step_kernel_name(st);
+    if (st->kind != SM_STEP_COPY) {
+        out->flops = st->cost.flops;
+        out->bytes_read = st->cost.bytes_read;
+        out->bytes_write = st->cost.bytes_write;
+    }
+    return SMELT_OK;
+}
+
+int smelt_plan_num_inputs(const smelt_plan_t *p)
+{
+    return p ? p->n_inputs : 0;
+}
+
+int smelt_plan_num_outputs(const smelt_plan_t *p)
+{
+    return p ? p->n_outputs : 0;
+}
+
+static const sm_slot *io_slot(const smelt_plan_t *p, int i, int output)
+{
+    if (!p || i < 0 || i >= (output ? p->n_outputs : p->n_inputs))
+        return NULL;
+    return &p->slots[output ? p->out_slot[i] : p->in_slot[i]];
+}
+
+#define IO_GETTERS(which, output)                                              \
+    smelt_dtype smelt_plan_##which##_dtype(const smelt_plan_t *p, int i)       \
+    {                                                                          \
+        const sm_slot *s = io_slot(p, i, output);                              \
+        return s && s->kind != SM_SLOT_DYNAMIC ? s->dtype                      \
+                                               : SMELT_DTYPE_UNDEFINED;        \
+    }                                                                          \
+    int smelt_plan_##which##_ndim(const smelt_plan_t *p, int i)                \
+    {                                                                          \
+        const sm_slot *s = io_slot(p, i, output);                              \
+        return s && s->kind != SM_SLOT_DYNAMIC ? s->ndim : -1;                 \
+    }                                                                          \
+    int64_t smelt_plan_##which##_dim(const smelt_plan_t *p, int i, int axis)   \
+    {                                                                          \
+        const sm_slot *s = io_slot(p, i, output);                              \
+        return s && s->kind != SM_SLOT_DYNAMIC && axis >= 0 && axis < s->ndim  \
+                   ? s->dims[axis]                                             \
+                   : -1;                                                       \
+    }
+
+IO_GETTERS(input, 0)
+IO_GETTERS(output, 1)
+
+static const char *slot_where(const sm_slot *s, char *buf, size_t size)
+{
+    switch (s->kind) {
+    case SM_SLOT_INPUT: snprintf(buf, size, "input %d", s->index); break;
+    case SM_SLOT_CONST: snprintf(buf, size, "const"); break;
+    case SM_SLOT_OUTPUT: snprintf(buf, size, "output %d", s->index); break;
+    case SM_SLOT_DYNAMIC: snprintf(buf, size, "dynamic"); break;
+    case SM_SLOT_ALIAS: snprintf(buf, size, "view of slot %d", s->alias); break;
+    case SM_SLOT_ARENA:
+        snprintf(buf, size, "@%lld%s", (long long)s->offset,
+                 s->share >= 0 ? " (shared)" : "");
+        break;
+    }
+    return buf;
+}
+
+smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
+                              char **out)
+{
+    if (!p || !out)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_plan_print: NULL");
+    smelt_plan_stats s;
+    smelt_plan_get_stats(p, &s);
+    sm_strbuf b;
+    sm_strbuf_init(&b);
+    sm_strbuf_appendf(&b,
+                      "# plan '%s': %d steps (%d optimized, %d reference, %d "
+                      "dynamic), %d threads, isa %s\n"
+                      "# arena %lld bytes (unshared %lld), weights %lld "
+                      "bytes, %d in place\n",
+                      p->g->name ? p->g->name : "", s.steps, s.kernel_steps,
+                      s.ref_steps, s.dynamic_steps, s.threads, s.isa,
+                      (long long)s.arena_bytes, (long long)s.unshared_bytes,
+                      (long long)s.weight_bytes, s.inplace);
+    for (int j = 0; j < p->n_steps; j++) {
+        const sm_step *st = &p->steps[j];
+        smelt_plan_step_info info;
+        smelt_plan_step(p, j, &info);
+        sm_strbuf_appendf(&b, "%4d %-18s %-22s", j, info.op, info.kernel);
+        for (int i = 0; i < st->n_out; i++) {
+            const sm_slot *sl = &p->slots[st->out[i]];
+            char ts[160], w[64];
+            sm_shape_str(sl->dtype, sl->ndim, sl->dims, ts, sizeof ts);
+            sm_strbuf_appendf(&b, " %%%s:%s %s [%d..%d]", sl->v->name,
+                              sl->kind == SM_SLOT_DYNAMIC ? "?" : ts,
+                              slot_where(sl, w, sizeof w), sl->first, sl->last);
+        }
+        sm_strbuf_puts(&b, " <-");
+        for (int i = 0; i < st->n_in; i++)
+            sm_strbuf_appendf(&b, " %s%s", st->in[i] < 0 ? "_" : "%",
+                              st->in[i] < 0 ? "" : p->slots[st->in[i]].v->name);
+        if (st->ws_bytes)
+            sm_strbuf_appendf(&b, " ws %zu@%lld", st->ws_bytes,
+                              (long long)st->ws_offset);
+        sm_strbuf_putc(&b, '\n');
+    }
+    return sm_strbuf_take(&b, ctx, out);
+}

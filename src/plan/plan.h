@@ -1,0 +1,117 @@
+/*
+ * plan.h - a compiled plan as plain data: slots (every tensor a step
+ * reads or writes, with where its memory comes from) and steps (one
+ * kernel call each, in order). compile.c builds it, plan.c assigns arena
+ * offsets by liveness, runtime/executor.c runs it.
+ *
+ * A plan is immutable after compile. Everything that changes while
+ * running (the arena, tensor views, dynamic tensors, the thread pool,
+ * profile times) lives in a session (runtime/executor.c), so several
+ * threads can run one plan, each with its own session.
+ */
+#ifndef SM_PLAN_H
+#define SM_PLAN_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "ir/ir.h"
+#include "kernels/cpu/registry.h"
+
+/* Where a slot's memory comes from. */
+typedef enum sm_slot_kind {
+    SM_SLOT_INPUT,   /* graph input `index`: the caller's tensor */
+    SM_SLOT_CONST,   /* a constant of the plan's graph */
+    SM_SLOT_ARENA,   /* `offset` bytes into the session's arena */
+    SM_SLOT_OUTPUT,  /* graph output `index`, written straight into the
+                        tensor the caller receives */
+    SM_SLOT_DYNAMIC, /* shape known only while running: a tensor the
+                        session allocates during the run */
+    SM_SLOT_ALIAS    /* the memory of slot `alias` (an input, constant or
+                        output) seen with another shape: a Reshape */
+} sm_slot_kind;
+
+typedef struct sm_slot {
+    sm_slot_kind kind;
+    const sm_value *v; /* for names and messages */
+    smelt_dtype dtype;
+    int ndim;
+    int64_t dims[SMELT_MAX_DIMS];
+    int64_t numel;
+    size_t nbytes;
+    int64_t offset;        /* ARENA */
+    int index;             /* INPUT, OUTPUT */
+    const sm_tensor *data; /* CONST */
+    int first, last;       /* steps that define it and read it last */
+    int share;             /* ARENA: slot whose buffer it reuses (in place, or a
+                              view of it), else -1 */
+    int alias;             /* ALIAS: the slot whose memory it views */
+} sm_slot;
+
+typedef enum sm_step_kind {
+    SM_STEP_KERNEL,  /* an optimized CPU kernel on arena views */
+    SM_STEP_REF,     /* the reference kernel on (zeroed) arena views */
+    SM_STEP_CONTROL, /* If, Loop, FusedElementwise: the reference kernel
+                        with a sub-block runner; outputs copied back */
+    SM_STEP_DYNAMIC, /* an output's shape is data-dependent: shape
+                        function and reference kernel at run time */
+    SM_STEP_COPY,    /* in[0] copied into out[0] */
+    SM_STEP_VIEW     /* nothing to do: out[0] is a view of in[0] */
+} sm_step_kind;
+
+typedef struct sm_step {
+    sm_step_kind kind;
+    const sm_node *node; /* the node it runs (may sit in a fused body) */
+    const sm_op_info *info;
+    int n_in, n_out;
+    int *in, *out;          /* slot indices; -1 for an absent optional input */
+    const sm_cpu_kernel *k; /* KERNEL */
+    void *packed;           /* from k->prepack, or NULL */
+    int64_t ws_offset;      /* workspace in the arena */
+    size_t ws_bytes;
+    sm_out_hint *hints; /* CONTROL: declared output types */
+    sm_cost cost;
+} sm_step;
+
+struct smelt_session;
+
+struct smelt_plan {
+    sm_graph *g; /* the plan's own copy: specialized and optimized */
+    sm_arena arena;
+    int n_slots;
+    sm_slot *slots;
+    int *slot_of; /* by value id, -1 for values without a slot */
+    int n_steps;
+    sm_step *steps;
+    int n_inputs, n_outputs;
+    int *in_slot, *out_slot; /* slot of each graph input and output */
+    int *out_copy; /* output i must be copied from its slot (not OUTPUT) */
+    int64_t arena_bytes, unshared_bytes, weight_bytes;
+    int n_inplace, n_dynamic;
+    int threads;
+    unsigned features;
+    int reference; /* every step on its reference kernel */
+    /* smelt_plan_run's own session, made at the first run */
+    pthread_mutex_t mu;
+    struct smelt_session *own;
+};
+
+typedef struct smelt_plan sm_plan;
+
+/* Builds the steps and slots of p from p->g (compile.c). */
+smelt_status sm_plan_build(smelt_ctx_t *ctx, sm_plan *p);
+
+/* Liveness over the steps, in-place sharing and arena offsets (plan.c):
+ * fills slot first/last/share/offset, step ws_offset, arena_bytes,
+ * unshared_bytes and n_inplace. */
+smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p);
+
+/* Frees what the plan's steps own (packed weights). */
+void sm_plan_free_steps(sm_plan *p);
+
+/* Sessions (runtime/executor.c). */
+void sm_session_free_internal(struct smelt_session *s);
+
+#endif
