@@ -58,11 +58,11 @@ opt() {
 
 # resnet18: `smelt info` of the optimized model (ONNX: quick to write).
 opt resnet18 onnx
-"$SMELT" info "$CACHE/resnet18.onnx" >"$T/r0.info" &&
-    "$SMELT" info "$T/resnet18.onnx" >"$T/r3.info" || {
+if ! "$SMELT" info "$CACHE/resnet18.onnx" >"$T/r0.info" ||
+    ! "$SMELT" info "$T/resnet18.onnx" >"$T/r3.info"; then
     echo "FAIL: smelt info resnet18"
     exit 1
-}
+fi
 relu0=$(count Relu "$T/r0.info")
 if [ "$relu0" -eq 0 ]; then
     echo "FAIL: resnet18 has no Relu before optimizing: not the model expected"

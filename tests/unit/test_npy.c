@@ -62,6 +62,15 @@ static void test_parse_valid(void **state)
     assert_int_equal(smelt_tensor_ndim(t), 0);
     assert_true(smelt_tensor_get_f64(t, 0) == -7.0);
     smelt_tensor_free(t);
+    /* '<u8' is u64 (numpy's uint64), beyond INT64_MAX */
+    const uint64_t u = UINT64_C(18446744073709551615);
+    n = make_npy(buf, "{'descr': '<u8', 'fortran_order': False, 'shape': (), }",
+                 &u, sizeof u);
+    assert_int_equal(smelt_npy_parse(ctx, buf, n, "x.npy", &t), SMELT_OK);
+    assert_int_equal(smelt_tensor_dtype(t), SMELT_DTYPE_U64);
+    assert_true(*(const uint64_t *)smelt_tensor_data(t) == u);
+    assert_true(smelt_tensor_get_f64(t, 0) == 18446744073709551616.0);
+    smelt_tensor_free(t);
     smelt_ctx_free(ctx);
 }
 
@@ -69,9 +78,9 @@ static void test_round_trip_all_dtypes(void **state)
 {
     (void)state;
     const smelt_dtype dts[] = {
-        SMELT_DTYPE_F32, SMELT_DTYPE_F64, SMELT_DTYPE_F16,
-        SMELT_DTYPE_I8,  SMELT_DTYPE_U8,  SMELT_DTYPE_I16,
-        SMELT_DTYPE_I32, SMELT_DTYPE_I64, SMELT_DTYPE_BOOL};
+        SMELT_DTYPE_F32,  SMELT_DTYPE_F64, SMELT_DTYPE_F16, SMELT_DTYPE_I8,
+        SMELT_DTYPE_U8,   SMELT_DTYPE_I16, SMELT_DTYPE_I32, SMELT_DTYPE_I64,
+        SMELT_DTYPE_BOOL, SMELT_DTYPE_U16, SMELT_DTYPE_U32, SMELT_DTYPE_U64};
     smelt_ctx_t *ctx = smelt_ctx_init();
     char path[256];
     snprintf(path, sizeof path, "%s/npy_round_trip.npy", SMELT_BUILD_DIR);

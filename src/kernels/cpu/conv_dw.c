@@ -17,6 +17,7 @@
  * Planes split over the pool; each thread has its buffers in the
  * workspace.
  */
+#include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/conv.h"
 
 #include <string.h>
@@ -142,7 +143,7 @@ smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
     J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
     if (threads > 1)
-        sm_parallel_for(tp, planes, 0, dw_planes, &J);
+        sm_parallel_for(tp, planes, sm_cpu_chunk(planes, tp), dw_planes, &J);
     else
         dw_planes(&J, 0, planes, 0);
     sm_free(own);

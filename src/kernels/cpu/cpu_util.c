@@ -48,6 +48,12 @@ int sm_cpu_epi_act(const sm_attrs *at, sm_gemm_epi *e)
     return 1;
 }
 
+int64_t sm_cpu_chunk(int64_t n, sm_threadpool *tp)
+{
+    int64_t c = n / (8 * (int64_t)sm_threadpool_size(tp));
+    return c > 0 ? c : 1;
+}
+
 int64_t sm_cpu_prod(int n, const int64_t *d)
 {
     int64_t p = 1;

@@ -31,6 +31,11 @@ int sm_cpu_bcast_strides(int tr, const int64_t *td, int yr, const int64_t *yd,
  * attributes are bad (the reference kernel reports them). */
 int sm_cpu_epi_act(const sm_attrs *at, sm_gemm_epi *e);
 
+/* Chunk size for splitting n items over the pool: about 8 chunks per
+ * thread, handed out dynamically, so a thread the OS deschedules holds up
+ * at most a small share of the work. */
+int64_t sm_cpu_chunk(int64_t n, sm_threadpool *tp);
+
 /* Product of n dims. */
 int64_t sm_cpu_prod(int n, const int64_t *d);
 

@@ -41,7 +41,7 @@ static void run_unary(const sm_cpu_ops *ops, int f, float a, float b,
     int64_t chunks = n / ELT_GRAIN;
     un_job J = {ops, f, a, b, x, y};
     if (chunks > 1 && sm_threadpool_size(tp) > 1)
-        sm_parallel_for(tp, chunks, 0, un_chunk, &J);
+        sm_parallel_for(tp, chunks, 1, un_chunk, &J);
     else if (chunks > 0)
         un_chunk(&J, 0, chunks, 0);
     int64_t done = chunks * ELT_GRAIN;
@@ -220,7 +220,7 @@ static smelt_status binary_apply(const sm_cpu_ops *ops, const sm_kargs *a,
     int64_t n = J.g.dims[J.g.nd - 1];
     J.rows = n ? y->numel / n : 0;
     if (sm_threadpool_size(tp) > 1 && J.rows > 1 && y->numel >= 2 * ELT_GRAIN)
-        sm_parallel_for(tp, J.rows, 0, bin_rows, &J);
+        sm_parallel_for(tp, J.rows, sm_cpu_chunk(J.rows, tp), bin_rows, &J);
     else
         bin_rows(&J, 0, J.rows, 0);
     return SMELT_OK;

@@ -243,8 +243,10 @@ static void task(void *arg, int64_t begin, int64_t end, int tid)
 /*
  * How to split one product over the threads: when the batch alone does
  * not give every thread several tasks, cut each product into about
- * 2 x threads / batch rectangles, splitting the longer side (in tiles)
- * first so that rectangles stay square-ish and little packing repeats.
+ * 3 x threads / batch rectangles (handed out dynamically: a thread the OS
+ * deschedules does not hold the others up for half the work), splitting the
+ * longer side (in tiles) first so that rectangles stay square-ish and little
+ * packing repeats.
  */
 static void choose_split(job *J, int64_t batch, int threads)
 {
@@ -252,7 +254,7 @@ static void choose_split(job *J, int64_t batch, int threads)
     int64_t mt = (g->M + J->ops->mr - 1) / J->ops->mr;
     int64_t nt = (g->N + J->ops->nr - 1) / J->ops->nr;
     int64_t want = threads > 1 && batch < 4 * threads
-                       ? (2 * threads + batch - 1) / batch
+                       ? (3 * threads + batch - 1) / batch
                        : 1;
     int64_t sm = 1, sn = 1;
     while (sm * sn < want) {

@@ -66,7 +66,7 @@ static smelt_status softmax_apply(const sm_cpu_ops *ops, const sm_kargs *a,
     if (J.n == 0 || J.inner == 0)
         return SMELT_OK;
     if (sm_threadpool_size(tp) > 1 && outer > 1 && x->numel >= 8192)
-        sm_parallel_for(tp, outer, 0, softmax_slices, &J);
+        sm_parallel_for(tp, outer, sm_cpu_chunk(outer, tp), softmax_slices, &J);
     else
         softmax_slices(&J, 0, outer, 0);
     return SMELT_OK;
@@ -168,7 +168,7 @@ static smelt_status layernorm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     if (J.n == 0)
         return SMELT_OK;
     if (sm_threadpool_size(tp) > 1 && outer > 1 && x->numel >= 8192)
-        sm_parallel_for(tp, outer, 0, ln_rows, &J);
+        sm_parallel_for(tp, outer, sm_cpu_chunk(outer, tp), ln_rows, &J);
     else
         ln_rows(&J, 0, outer, 0);
     return SMELT_OK;

@@ -195,7 +195,7 @@ static smelt_status pool_run(const sm_cpu_ops *ops, const sm_kargs *a,
         J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
     }
     if (threads > 1)
-        sm_parallel_for(tp, planes, 0, pool_planes, &J);
+        sm_parallel_for(tp, planes, sm_cpu_chunk(planes, tp), pool_planes, &J);
     else
         pool_planes(&J, 0, planes, 0);
     sm_free(own);

@@ -142,7 +142,8 @@ static smelt_status red_apply(const sm_cpu_ops *ops, const sm_kargs *a,
     if (mean)
         J.scale = 1.0f / (float)J.g.r;
     if (sm_threadpool_size(tp) > 1 && J.g.outer > 1 && x->numel >= 32768)
-        sm_parallel_for(tp, J.g.outer, 0, red_outer, &J);
+        sm_parallel_for(tp, J.g.outer, sm_cpu_chunk(J.g.outer, tp), red_outer,
+                        &J);
     else
         red_outer(&J, 0, J.g.outer, 0);
     return SMELT_OK;

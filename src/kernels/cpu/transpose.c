@@ -162,7 +162,7 @@ static smelt_status tr_run(const sm_cpu_ops *ops, const sm_kargs *a,
         fn = tr_tiles;
     }
     if (sm_threadpool_size(tp) > 1 && J.outer > 1 && x->numel >= 32768)
-        sm_parallel_for(tp, J.outer, 0, fn, &J);
+        sm_parallel_for(tp, J.outer, sm_cpu_chunk(J.outer, tp), fn, &J);
     else
         fn(&J, 0, J.outer, 0);
     return SMELT_OK;

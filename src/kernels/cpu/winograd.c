@@ -12,6 +12,7 @@
  * and 3 split over the pool by (channel, image, tile row), pass 2 is the
  * threaded GEMM. Tiles of all images of the batch share each GEMM.
  */
+#include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/winograd.h"
 
 #include <string.h>
@@ -170,7 +171,7 @@ static void run_pass(sm_threadpool *tp, int threads, int64_t n,
                      sm_parallel_fn fn, wino_job *J)
 {
     if (threads > 1)
-        sm_parallel_for(tp, n, 0, fn, J);
+        sm_parallel_for(tp, n, sm_cpu_chunk(n, tp), fn, J);
     else
         fn(J, 0, n, 0);
 }
