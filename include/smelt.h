@@ -230,8 +230,7 @@ smelt_status smelt_graph_clone(smelt_ctx_t *ctx, const smelt_graph_t *g,
 smelt_dtype smelt_graph_input_dtype(const smelt_graph_t *g, int i);
 int smelt_graph_input_ndim(const smelt_graph_t *g, int i);
 int64_t smelt_graph_input_dim(const smelt_graph_t *g, int i, int axis);
-const char *smelt_graph_input_dim_name(const smelt_graph_t *g, int i,
-                                       int axis);
+const char *smelt_graph_input_dim_name(const smelt_graph_t *g, int i, int axis);
 
 /* ---- plans: compiled graphs (docs/RUNTIME.md) --------------------------- */
 
@@ -245,13 +244,13 @@ typedef struct smelt_plan smelt_plan_t;
 typedef struct smelt_session smelt_session_t;
 
 typedef struct smelt_plan_options {
-    int32_t threads;   /* threads per session (default 1; 0: every CPU) */
-    int32_t level;     /* optimizer level run before planning, 0..3
-                          (default 3); -1: none, not even inference */
-    const char *isa;   /* "scalar", "avx2", "avx512" or NULL (what the CPU
-                          has); never above what the CPU has. SMELT_ISA in
-                          the environment lowers it as well */
-    const char *dims;  /* sizes of symbolic dims: "batch=1,seq=128" */
+    int32_t threads;  /* threads per session (default 1; 0: every CPU) */
+    int32_t level;    /* optimizer level run before planning, 0..3
+                         (default 3); -1: none, not even inference */
+    const char *isa;  /* "scalar", "avx2", "avx512" or NULL (what the CPU
+                         has); never above what the CPU has. SMELT_ISA in
+                         the environment lowers it as well */
+    const char *dims; /* sizes of symbolic dims: "batch=1,seq=128" */
     /* When set, compile for these inputs' dtypes and shapes (their
      * values are not read); otherwise the declared input types, with
      * `dims` bound, must be concrete. */
@@ -289,8 +288,8 @@ smelt_status smelt_session_run(smelt_ctx_t *ctx, smelt_session_t *s,
  * output's dtype and shape (smelt_plan_output_* give them). Allocates
  * nothing unless the plan has dynamic steps (smelt_plan_stats). */
 smelt_status smelt_session_run_into(smelt_ctx_t *ctx, smelt_session_t *s,
-                                    smelt_tensor_t *const *inputs,
-                                    int n_inputs, smelt_tensor_t *const *outputs,
+                                    smelt_tensor_t *const *inputs, int n_inputs,
+                                    smelt_tensor_t *const *outputs,
                                     int n_outputs);
 /* Record per-step times in the runs that follow (off by default). */
 void smelt_session_set_profiling(smelt_session_t *s, int on);
@@ -304,19 +303,19 @@ typedef struct smelt_plan_stats {
     int64_t unshared_bytes; /* the same buffers without any sharing */
     int64_t weight_bytes;   /* constants the plan reads */
     int32_t steps;
-    int32_t kernel_steps;   /* run by an optimized CPU kernel */
-    int32_t ref_steps;      /* run by a reference kernel */
-    int32_t dynamic_steps;  /* allocate while running: control flow
-                               (If, Loop) and data-dependent shapes */
-    int32_t inplace;        /* outputs written over a dying input */
+    int32_t kernel_steps;  /* run by an optimized CPU kernel */
+    int32_t ref_steps;     /* run by a reference kernel */
+    int32_t dynamic_steps; /* allocate while running: control flow
+                              (If, Loop) and data-dependent shapes */
+    int32_t inplace;       /* outputs written over a dying input */
     int32_t threads;
-    char isa[64];           /* the CPU features kernels were chosen for */
+    char isa[64]; /* the CPU features kernels were chosen for */
 } smelt_plan_stats;
 
 smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out);
 
 typedef struct smelt_plan_step_info {
-    const char *name;   /* the node's name, else its first output's */
+    const char *name; /* the node's name, else its first output's */
     const char *op;
     const char *kernel; /* "ref", "copy", "dynamic" or the CPU kernel */
     double flops, bytes_read, bytes_write; /* from the op's cost function */

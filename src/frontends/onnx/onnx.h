@@ -14,7 +14,7 @@
 /* Limits on untrusted models. */
 #define SM_ONNX_MAX_MODEL_BYTES ((size_t)2 << 30) /* protobuf's own limit */
 #define SM_ONNX_MAX_DEPTH 32 /* subgraphs (If/Loop bodies) nested */
-#define SM_ONNX_OPSET_MIN 1 /* ops whose old forms differ: opset.c */
+#define SM_ONNX_OPSET_MIN 1  /* ops whose old forms differ: opset.c */
 #define SM_ONNX_OPSET_MAX 21
 #define SM_ONNX_EXPORT_OPSET 17
 #define SM_ONNX_EXPORT_IR_VERSION 8
