@@ -347,6 +347,16 @@ smelt_status smelt_onnx_load_buffer(smelt_ctx_t *ctx, const void *buf,
     return s;
 }
 
+/* The folder holding path ("." for a bare name), which external data
+ * must stay inside; NULL when out of memory. */
+char *sm_onnx_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash == path ? sm_strdup("/")
+           : slash       ? sm_strndup(path, (size_t)(slash - path))
+                         : sm_strdup(".");
+}
+
 smelt_status smelt_onnx_load(smelt_ctx_t *ctx, const char *path,
                              smelt_graph_t **out)
 {
@@ -354,10 +364,7 @@ smelt_status smelt_onnx_load(smelt_ctx_t *ctx, const char *path,
         return sm_err(ctx, SMELT_ERR_INVALID_ARG,
                       "smelt_onnx_load: NULL argument");
     *out = NULL;
-    const char *slash = strrchr(path, '/');
-    char *dir = slash == path ? sm_strdup("/")
-                : slash       ? sm_strndup(path, (size_t)(slash - path))
-                              : sm_strdup(".");
+    char *dir = sm_onnx_dir_of(path);
     if (!dir)
         return sm_err_nomem(ctx);
     void *buf;

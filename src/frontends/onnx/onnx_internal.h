@@ -149,4 +149,7 @@ typedef struct sm_onnx_xform {
 /* What changes in node n to write it at opset T. */
 void sm_onnx_export_plan(const sm_node *n, int64_t opset, sm_onnx_xform *x);
 
+/* The folder of a model or tensor file (owned by the caller). */
+char *sm_onnx_dir_of(const char *path);
+
 #endif

@@ -17,10 +17,7 @@ smelt_status smelt_onnx_tensor_load(smelt_ctx_t *ctx, const char *path,
         return sm_err(ctx, SMELT_ERR_INVALID_ARG,
                       "smelt_onnx_tensor_load: NULL argument");
     *out = NULL;
-    const char *slash = strrchr(path, '/');
-    char *dir = slash == path ? sm_strdup("/")
-                : slash       ? sm_strndup(path, (size_t)(slash - path))
-                              : sm_strdup(".");
+    char *dir = sm_onnx_dir_of(path);
     if (!dir)
         return sm_err_nomem(ctx);
     void *buf = NULL;
