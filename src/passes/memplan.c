@@ -11,6 +11,7 @@
  * reports the arena size (peak_bytes) against the sum of all sizes
  * (total_bytes) and writes the plan to the debug dump.
  */
+#include "core/interval_fit.h"
 #include "passes/memplan.h"
 
 #include <stdlib.h>
@@ -59,57 +60,7 @@ smelt_status sm_liveness_last_use(smelt_ctx_t *ctx, const sm_graph *g,
     return SMELT_OK;
 }
 
-/* One buffer: the entries sharing it live from first to last. */
-typedef struct buffer {
-    int64_t size, offset;
-    int first, last;
-} buffer;
-
-static int by_size(const void *a, const void *b)
-{
-    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return (x->first > y->first) - (x->first < y->first);
-}
-
-static int by_offset(const void *a, const void *b)
-{
-    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
-    return (x->offset > y->offset) - (x->offset < y->offset);
-}
-
-/* Best-fit offsets for bufs[0..n); scratch has room for 2n pointers. */
-static int64_t place(buffer *bufs, int n, buffer **scratch)
-{
-    buffer **order = scratch, **live = scratch + n;
-    for (int i = 0; i < n; i++)
-        order[i] = &bufs[i];
-    qsort(order, (size_t)n, sizeof *order, by_size);
-    int64_t peak = 0;
-    for (int i = 0; i < n; i++) {
-        buffer *b = order[i];
-        int k = 0;
-        for (int p = 0; p < i; p++)
-            if (order[p]->first <= b->last && b->first <= order[p]->last)
-                live[k++] = order[p];
-        qsort(live, (size_t)k, sizeof *live, by_offset);
-        int64_t cur = 0, best = -1, best_gap = INT64_MAX;
-        for (int p = 0; p < k; p++) {
-            int64_t gap = live[p]->offset - cur;
-            if (gap >= b->size && gap < best_gap) {
-                best = cur;
-                best_gap = gap;
-            }
-            if (live[p]->offset + live[p]->size > cur)
-                cur = live[p]->offset + live[p]->size;
-        }
-        b->offset = best >= 0 ? best : cur;
-        if (b->offset + b->size > peak)
-            peak = b->offset + b->size;
-    }
-    return peak;
-}
+typedef sm_interval buffer;
 
 /* The entries: one per top-block node output of known size. */
 static smelt_status collect(smelt_ctx_t *ctx, const sm_graph *g,
@@ -198,7 +149,7 @@ smelt_status sm_memplan_build(smelt_ctx_t *ctx, const sm_graph *g,
             if (p->e[i].last > r->last)
                 r->last = p->e[i].last;
         }
-        p->peak_bytes = place(bufs, p->n, scratch);
+        p->peak_bytes = sm_interval_fit(bufs, p->n, scratch);
         for (int i = 0; i < p->n; i++)
             p->e[i].offset = bufs[p->e[i].buffer].offset;
     }

@@ -10,6 +10,7 @@
  * and graph outputs (written into the caller's tensors, outside the
  * arena) only exist at this level.
  */
+#include "core/interval_fit.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,7 @@
 
 #define ALIGN 64
 
-typedef struct buffer {
-    int64_t size, offset;
-    int first, last;
-} buffer;
+typedef sm_interval buffer;
 
 static int64_t round_up(size_t n)
 {
@@ -117,54 +115,6 @@ static void share_inplace(sm_plan *p, int *rlast)
     }
 }
 
-static int by_size(const void *a, const void *b)
-{
-    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return (x->first > y->first) - (x->first < y->first);
-}
-
-static int by_offset(const void *a, const void *b)
-{
-    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
-    return (x->offset > y->offset) - (x->offset < y->offset);
-}
-
-/* Best-fit offsets for bufs[0..n), largest first: each buffer goes into
- * the smallest gap between the placed buffers whose lifetimes overlap
- * its own, or above them. scratch has room for 2n pointers. */
-static int64_t place(buffer *bufs, int n, buffer **scratch)
-{
-    buffer **order = scratch, **live = scratch + n;
-    for (int i = 0; i < n; i++)
-        order[i] = &bufs[i];
-    qsort(order, (size_t)n, sizeof *order, by_size);
-    int64_t peak = 0;
-    for (int i = 0; i < n; i++) {
-        buffer *b = order[i];
-        int k = 0;
-        for (int q = 0; q < i; q++)
-            if (order[q]->first <= b->last && b->first <= order[q]->last)
-                live[k++] = order[q];
-        qsort(live, (size_t)k, sizeof *live, by_offset);
-        int64_t cur = 0, best = -1, best_gap = INT64_MAX;
-        for (int q = 0; q < k; q++) {
-            int64_t gap = live[q]->offset - cur;
-            if (gap >= b->size && gap < best_gap) {
-                best = cur;
-                best_gap = gap;
-            }
-            if (live[q]->offset + live[q]->size > cur)
-                cur = live[q]->offset + live[q]->size;
-        }
-        b->offset = best >= 0 ? best : cur;
-        if (b->offset + b->size > peak)
-            peak = b->offset + b->size;
-    }
-    return peak;
-}
-
 smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
 {
     /* buffers 0..n_slots) belong to slots (empty unless an arena root),
@@ -201,7 +151,7 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
         b->size = round_up(p->steps[j].ws_bytes);
         p->unshared_bytes += b->size;
     }
-    p->arena_bytes = place(bufs, n, scratch);
+    p->arena_bytes = sm_interval_fit(bufs, n, scratch);
     for (int s = 0; s < p->n_slots; s++)
         if (p->slots[s].kind == SM_SLOT_ARENA)
             p->slots[s].offset = bufs[root(p, s)].offset;
