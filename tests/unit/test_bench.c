@@ -14,24 +14,9 @@
 
 #define SMELT SMELT_BUILD_DIR "/smelt"
 
-/* Runs cmd (stderr folded into stdout); returns its exit status and its
- * output in a malloc'd string. */
 static int run(const char *cmd, char **out)
 {
-    char full[4096];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *f = popen(full, "r");
-    assert_non_null(f);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    size_t k;
-    while ((k = fread(buf + n, 1, cap - 1 - n, f)) > 0)
-        n += k;
-    buf[n] = 0;
-    *out = buf;
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_sh(NULL, cmd, out);
 }
 
 static int have_smelt(void)

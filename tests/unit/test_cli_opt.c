@@ -26,26 +26,9 @@ static const char *model =
     "  return %y\n"
     "}\n";
 
-/* Runs `cmd` in a shell (stderr joined to stdout); returns the exit code
- * and the output in *out (free it). */
 static int sh(const char *cmd, char **out)
 {
-    char full[4096];
-    snprintf(full, sizeof full, "cd %s && %s 2>&1", dir, cmd);
-    FILE *p = popen(full, "r");
-    assert_non_null(p);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t k;
-    while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-        n += k;
-        if (n + 1 == cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = 0;
-    int st = pclose(p);
-    *out = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_sh(dir, cmd, out);
 }
 
 static int setup(void **state)

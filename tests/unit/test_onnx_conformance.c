@@ -527,23 +527,9 @@ static void test_old_opsets_and_domains(void **state)
 
 #define SMELT SMELT_BUILD_DIR "/smelt"
 
-/* Runs `cmd` in the scratch folder (stderr joined to stdout); returns the
- * exit code and the output in *out (free it). */
 static int sh(const char *cmd, char **out)
 {
-    char full[4096];
-    snprintf(full, sizeof full, "cd %s && %s 2>&1", dir, cmd);
-    FILE *p = popen(full, "r");
-    assert_non_null(p);
-    size_t cap = 1 << 16, n = 0, k;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0)
-        n += k;
-    buf[n] = 0;
-    int st = pclose(p);
-    *out = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_sh(dir, cmd, out);
 }
 
 /* Writes test folder suite/name: a model of one op over f32[3] and one

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 char *tu_read_file(const char *path, size_t *len)
 {
@@ -33,4 +34,29 @@ const char *tu_path(const char *rel)
     static char buf[4096];
     snprintf(buf, sizeof buf, "%s/%s", SMELT_TEST_DIR, rel);
     return buf;
+}
+
+int tu_sh(const char *dir, const char *cmd, char **out)
+{
+    char full[4096];
+    if (dir)
+        snprintf(full, sizeof full, "cd %s && %s 2>&1", dir, cmd);
+    else
+        snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0, k;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += k;
+        if (n + 1 == cap) {
+            buf = realloc(buf, cap *= 2);
+            assert_non_null(buf);
+        }
+    }
+    buf[n] = 0;
+    int st = pclose(p);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

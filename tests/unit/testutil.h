@@ -18,4 +18,9 @@ char *tu_read_file(const char *path, size_t *len);
 /* Path under tests/: tu_path("ir/x.ir") -> ".../tests/ir/x.ir" (static). */
 const char *tu_path(const char *rel);
 
+/* Runs `cmd` through the shell in folder dir (NULL: the current one) with
+ * stderr joined to stdout; returns the exit code (-1 when killed) and the
+ * output in *out (free it). */
+int tu_sh(const char *dir, const char *cmd, char **out);
+
 #endif
