@@ -623,6 +623,64 @@ static void test_conv_winograd(void **state)
     }
 }
 
+/* Whether the entry's prepack chose the position-major product (the
+ * weights packed as a B operand, conv_pm.c) for this node. */
+static int chose_pm(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
+                    sm_tensor *y, const sm_attr *al, int n_al)
+{
+    const sm_op_info *info = sm_op_info_get(SM_OP_FusedConv);
+    sm_attrs at = {al, n_al, info->spec, info->n_spec};
+    sm_kernel_operand ins[4], outs[1];
+    sm_kernel_desc d;
+    ck_desc(SM_OP_FusedConv, n_in, in, 1, &y, &at, 2, 1, ins, outs, &d);
+    const sm_tensor *ci[4] = {NULL, in[1], NULL, NULL};
+    void *p = NULL;
+    assert_int_equal(k->prepack(NULL, &d, ci, &p), SMELT_OK);
+    int pm = p && !((sm_gemm_pack *)p)->is_a;
+    k->free_packed(p);
+    return pm;
+}
+
+/* Position-major convolutions (few output positions, channels a multiple
+ * of 32): 3x3 and 1x1, stride 2, two images, K across the KC block,
+ * residual full and per channel, and enough channels that the threads
+ * split only the columns and share one packed A (threshold 0 so that
+ * these small products run threaded). */
+static void test_conv_position_major(void **state)
+{
+    (void)state;
+    double old = sm_gemm_set_parallel_threshold(0);
+    struct {
+        int64_t n, c, h, m, k, s, pad;
+        int full_res;
+    } cs[] = {{1, 40, 7, 64, 3, 1, 1, 1},   {2, 24, 14, 32, 3, 2, 1, 0},
+              {1, 48, 7, 96, 1, 1, 0, 1},   {2, 20, 5, 64, 1, 1, 0, 0},
+              {1, 72, 7, 64, 3, 1, 1, 0},   {1, 8, 7, 512, 3, 1, 1, 1},
+              {1, 16, 13, 512, 3, 2, 1, 1}, {1, 9, 4, 32, 3, 1, 0, 1}};
+    for (size_t i = 0; i < N_OF(cs); i++) {
+        int64_t o = (cs[i].h + 2 * cs[i].pad - cs[i].k) / cs[i].s + 1;
+        int64_t n = cs[i].n, m = cs[i].m;
+        sm_attr al[3] = {
+            A_INTS("pads", cs[i].pad, cs[i].pad, cs[i].pad, cs[i].pad),
+            A_INTS("strides", cs[i].s, cs[i].s),
+            A_STR("activation", i & 1 ? "relu" : "none")};
+        const int64_t *rd = cs[i].full_res ? D(n, m, o, o) : D(1, m, 1, 1);
+        sm_tensor *in[4] = {ck_rand(4, D(n, cs[i].c, cs[i].h, cs[i].h), 1),
+                            ck_rand(4, D(m, cs[i].c, cs[i].k, cs[i].k), 2),
+                            ck_rand(1, D(m), 3), ck_rand(4, rd, 4)};
+        sm_tensor *y = nn_tensor(F32, 4, D(n, m, o, o), NULL);
+        for (int e = 0; e < 3; e++)
+            if (ck_have(CK_ENTRIES(conv)[e]))
+                assert_true(chose_pm(CK_ENTRIES(conv)[e], in, 4, y, al, 3));
+        sm_tensor_free(y);
+        ck_check(SM_OP_FusedConv, 4, in, 1, al, 3, CK_ENTRIES(conv), 2,
+                 CONV_TOL(cs[i].c * cs[i].k * cs[i].k));
+        for (int j = 0; j < 4; j++)
+            sm_tensor_free(in[j]);
+    }
+    sm_gemm_set_parallel_threshold(old);
+}
+
 static void test_conv_refusals(void **state)
 {
     (void)state;
@@ -660,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_matmul_refusals),
         cmocka_unit_test(test_conv_op),
         cmocka_unit_test(test_conv_depthwise),
+        cmocka_unit_test(test_conv_position_major),
         cmocka_unit_test(test_fusedconv_op),
         cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_refusals),

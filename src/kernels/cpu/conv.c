@@ -77,14 +77,6 @@ void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,
     e->t[1] = (sm_epi_term){res, g->r_sm, g->r_sp, 1.0f};
 }
 
-/* The input of an implicit GEMM: B[k][j] of batch (n, group) is
- * x[n][group*Cg + c][oy*sh - ph + ky*dh][ox*sw - pw + kx*dw] with
- * k = (c, ky, kx) and j = (oy, ox); 0 in the padding. */
-typedef struct im2col {
-    const sm_conv_geom *g;
-    const float *x;
-} im2col;
-
 /* One row k of B, columns [j0, j0 + n), into d: runs of one output row
  * at a time, each a zero head, a strided copy and a zero tail. */
 static void im2col_row(const sm_conv_geom *g, const float *xc, int64_t ky,
@@ -123,13 +115,12 @@ static void im2col_row(const sm_conv_geom *g, const float *xc, int64_t ky,
     }
 }
 
-/* sm_gemm_pack_b_fn: rows [k0, k0+kc), columns [j0, j0+n) into nr-wide
- * panels. Each row is gathered into a line buffer once and then spread
- * over the panels. */
-static void im2col_pack(const void *user, int64_t batch, int64_t k0, int64_t kc,
-                        int64_t j0, int64_t n, int nr, float *dst)
+/* Each row k is gathered into a line buffer once and then spread over
+ * the panels (conv.h). */
+void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
+                         int64_t kc, int64_t j0, int64_t n, int nr, float *dst)
 {
-    const im2col *ic = user;
+    const sm_im2col *ic = user;
     const sm_conv_geom *g = ic->g;
     int64_t img = batch / g->G, grp = batch % g->G, khw = g->kh * g->kw;
     int64_t npan = (n + nr - 1) / nr;
@@ -211,6 +202,8 @@ static smelt_status conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
     sm_gemm_pack *p;
     if (sm_wino_eligible(&g)) {
         SM_TRY(sm_wino_pack(ctx, ops, const_in[1]->data, g.M, g.C, &p));
+    } else if (sm_conv_pm_wanted(&g)) {
+        SM_TRY(sm_conv_pm_pack(ctx, ops, &g, const_in[1]->data, &p));
     } else {
         sm_matf wv = {const_in[1]->data, g.K, 1};
         SM_TRY(
@@ -232,11 +225,12 @@ static size_t conv_workspace(const sm_kernel_desc *d, int n_threads)
     size_t gw = sm_gemm_workspace(n_threads, g.K, g.OH * g.OW, 0);
     /* Winograd runs only with prepacked weights, which only constant
      * weights get */
-    if (d->in[1].is_const && sm_wino_eligible(&g)) {
-        size_t ww = sm_wino_workspace(&g, n_threads);
-        return ww > gw ? ww : gw;
-    }
-    return gw;
+    size_t xw = 0;
+    if (d->in[1].is_const && sm_wino_eligible(&g))
+        xw = sm_wino_workspace(&g, n_threads);
+    else if (d->in[1].is_const && sm_conv_pm_wanted(&g))
+        xw = sm_conv_pm_workspace(&g, n_threads);
+    return xw > gw ? xw : gw;
 }
 
 /* Picks the path: depthwise, Winograd when the prepacked blob holds its
@@ -277,15 +271,19 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         pa->rows == g.M && pa->cols == g.C)
         return sm_conv_winograd(a->ctx, ops, &g, x, pa, &ga.epi, y, tp,
                                 a->workspace, a->workspace_bytes);
-    if (pa && pa->ops == ops && pa->rows == g.Mg && pa->cols == g.K &&
-        pa->count == g.G)
+    if (pa && pa->ops == ops && !pa->is_a && pa->rows == g.K &&
+        pa->cols == g.M && pa->count == 1 && g.G == 1)
+        return sm_conv_pm_run(a->ctx, ops, &g, x, pa, bias, res, &base, y, tp,
+                              a->workspace, a->workspace_bytes);
+    if (pa && pa->ops == ops && pa->is_a && pa->rows == g.Mg &&
+        pa->cols == g.K && pa->count == g.G)
         ga.pa = pa;
     ga.a = (sm_matf){w, g.K, 1};
-    im2col ic = {&g, x};
+    sm_im2col ic = {&g, x};
     if (is_1x1(&g)) {
         ga.b = (sm_matf){x, ohw, 1};
     } else {
-        ga.pack_b = im2col_pack;
+        ga.pack_b = sm_conv_im2col_pack;
         ga.pack_b_user = &ic;
     }
     ga.nbd = 2;

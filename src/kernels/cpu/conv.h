@@ -33,6 +33,35 @@ int sm_conv_geom_init(const sm_attrs *at, const int64_t *xd, int xr,
 void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,
                  const float *bias, const float *res, sm_gemm_epi *e);
 
+/* The input of an implicit GEMM: B[k][j] of batch element (image,
+ * group) is x[image][group*Cg + c][oy*sh - ph + ky*dh][ox*sw - pw + kx*dw]
+ * with k = (c, ky, kx) and j = (oy, ox), 0 in the padding. */
+typedef struct sm_im2col {
+    const sm_conv_geom *g;
+    const float *x;
+} sm_im2col;
+
+/* sm_gemm_pack_fn over an sm_im2col: depth [k0, k0+kc), positions
+ * [j0, j0+n), in panels of nr positions (B panels, or with nr = mr the
+ * A panels of the position-major product). */
+void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
+                         int64_t kc, int64_t j0, int64_t n, int nr, float *dst);
+
+/* Position-major convolution (conv_pm.c): Y^T [OH*OW, M] = X^T W^T, the
+ * input as A (im2col) and the weights prepacked as B [K, M], for layers
+ * whose output positions are few next to the column tile. */
+int sm_conv_pm_wanted(const sm_conv_geom *g);
+size_t sm_conv_pm_workspace(const sm_conv_geom *g, int n_threads);
+/* The weights [M, K] as the prepacked B [K, M]. */
+smelt_status sm_conv_pm_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                             const sm_conv_geom *g, const float *w,
+                             sm_gemm_pack **out);
+smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                            const sm_conv_geom *g, const float *x,
+                            const sm_gemm_pack *wb, const float *bias,
+                            const float *res, const sm_gemm_epi *epi, float *y,
+                            sm_threadpool *tp, void *ws, size_t ws_bytes);
+
 /* Depthwise convolutions (Cg == 1) with at most this many taps take the
  * direct path of conv_dw.c. */
 #define SM_CONV_DW_MAX_TAPS 64

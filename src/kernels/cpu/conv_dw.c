@@ -2,14 +2,17 @@
  * conv_dw.c - depthwise convolution (one input channel per group, as in
  * MobileNet), direct, one (image, channel) plane at a time:
  *   1. the input plane is copied once into a zero-padded, phase-split
- *      form: rows split by stride phase into sh planes, and each row into
- *      sw column phases (rowsplit.h), all rows `rowlen` floats apart;
+ *      form: for strides sh x sw, sh * sw planes, plane (a, b) holding
+ *      the padded rows R = a (mod sh) and in them the columns
+ *      C = b (mod sw) (rowsplit.h), all rows `rowlen` floats apart, with
+ *      rowlen barely more than OW;
  *   2. then every tap (ky, kx) of every output (oy, ox) reads element
- *      oy * rowlen + ox + off(ky, kx) of that buffer, so the whole plane
- *      is one flat run of oy * rowlen + ox positions: the ISA's dw_row
- *      sums the kh x kw taps over it in registers, long vectors even when
- *      the plane is small (MobileNet's 7 x 7 and 14 x 14); the columns
- *      past OW of each flat row are computed and dropped;
+ *      oy * rowlen + ox + off(ky, kx) of one of those planes, so the
+ *      whole output plane is one flat run of oy * rowlen + ox positions:
+ *      the ISA's dw_row sums the kh x kw taps over it in registers, long
+ *      vectors even when the plane is small (MobileNet's 7 x 7 and
+ *      14 x 14); the few columns past OW of each flat row are computed
+ *      and dropped (stride 2 wastes no more than stride 1);
  *   3. the fused epilogue (bias, activation; a residual too unless it
  *      varies along the row) runs over the flat plane in one sweep, and
  *      the output rows are copied out (a row-varying residual is added
@@ -25,12 +28,12 @@
 #include "core/alloc.h"
 #include "kernels/cpu/rowsplit.h"
 
-/* The buffer geometry of one plane: the split-row layout, rows per stride
- * phase (the output rows, the taps' reach below them, and one row of
- * slack for the dropped columns' reads), and the floats per thread. */
+/* The buffer geometry of one plane: the phase-split layout, rows per
+ * stride phase (the output rows, the taps' reach below them, and one row
+ * of slack for the dropped columns' reads), and the floats per thread. */
 typedef struct dw_lay {
     sm_rowsplit rs;
-    int64_t rowlen, rpp;
+    int64_t rowlen, rpp, plane; /* plane: floats of one phase plane */
     size_t per_thread;
 } dw_lay;
 
@@ -38,9 +41,10 @@ static void dw_layout(const sm_cpu_ops *ops, const sm_conv_geom *g, dw_lay *l)
 {
     sm_rowsplit_init(&l->rs, g->OW, g->kw, g->sw, g->dw, g->pw, g->W,
                      ops ? ops->gather2 : NULL);
-    l->rowlen = sm_rowsplit_len(&l->rs);
+    l->rowlen = l->rs.L;
     l->rpp = g->OH + (g->kh - 1) * g->dh / g->sh + 2;
-    size_t floats = (size_t)((g->sh * l->rpp + g->OH) * l->rowlen);
+    l->plane = l->rpp * l->rowlen;
+    size_t floats = (size_t)(g->sh * g->sw * l->plane + g->OH * l->rowlen);
     l->per_thread = (floats * sizeof(float) + 63) & ~(size_t)63;
 }
 
@@ -70,28 +74,32 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int tid)
     const dw_lay *l = &J->l;
     int64_t rowlen = l->rowlen, rpp = l->rpp;
     float *buf = (float *)(J->ws + (size_t)tid * l->per_thread);
-    float *flat = buf + g->sh * rpp * rowlen;
+    int64_t plane = l->plane, sw = g->sw;
+    float *flat = buf + g->sh * sw * plane;
     int ntaps = (int)(g->kh * g->kw);
     const float *taps[SM_CONV_DW_MAX_TAPS];
     for (int64_t ky = 0; ky < g->kh; ky++) {
         int64_t r = ky * g->dh; /* padded row offset of the tap */
-        const float *base =
-            buf + (r % g->sh) * rpp * rowlen + (r / g->sh) * rowlen;
-        for (int64_t kx = 0; kx < g->kw; kx++)
-            taps[ky * g->kw + kx] = base + sm_rowsplit_tap(&l->rs, kx);
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            int64_t c = kx * g->dw; /* padded column offset */
+            taps[ky * g->kw + kx] = buf + ((r % g->sh) * sw + c % sw) * plane +
+                                    (r / g->sh) * rowlen + c / sw;
+        }
     }
     for (int64_t p = begin; p < end; p++) {
         int64_t n = p / g->M, m = p % g->M, c = m / g->Mg;
         const float *xp = J->x + (n * g->C + c) * g->H * g->W;
         float *yp = J->y + p * g->OH * g->OW;
-        /* padded row R lives in phase R % sh, row R / sh */
+        /* padded row R lives in planes (R % sh, *), row R / sh */
         for (int64_t R = 0; R < g->sh * rpp; R++) {
-            float *d = buf + (R % g->sh) * rpp * rowlen + (R / g->sh) * rowlen;
+            float *d = buf + (R % g->sh) * sw * plane + (R / g->sh) * rowlen;
             int64_t iy = R - g->ph;
-            if (iy >= 0 && iy < g->H)
-                sm_rowsplit_row(&l->rs, xp + iy * g->W, 0.0f, d);
-            else
-                memset(d, 0, (size_t)rowlen * sizeof *d);
+            if (iy >= 0 && iy < g->H) {
+                sm_rowsplit_row_pitch(&l->rs, xp + iy * g->W, 0.0f, d, plane);
+            } else {
+                for (int64_t b = 0; b < sw; b++)
+                    memset(d + b * plane, 0, (size_t)rowlen * sizeof *d);
+            }
         }
         J->ops->dw_row(taps, J->w + m * ntaps, ntaps, flat, g->OH * rowlen);
         sm_gemm_epi e;

@@ -19,6 +19,10 @@ double sm_gemm_set_parallel_threshold(double flops)
     return old;
 }
 
+/* Bytes of B above which even a product of few flops is split over the
+ * threads: reading it dominates, and two cores read faster than one. */
+#define SM_GEMM_STREAM_B (1024.0 * 1024.0)
+
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 
 sm_gemm_epi sm_gemm_epi_none(void)
@@ -110,6 +114,21 @@ size_t sm_gemm_workspace(int n_threads, int64_t K, int64_t N, int b_packed)
     return ws;
 }
 
+/* Bytes of A [M, K] packed whole in the widest table's panels (14). */
+static size_t shared_a_bytes(int64_t M, int64_t K)
+{
+    return ALIGN64((size_t)(round_up(M, 14) * K) * sizeof(float));
+}
+
+size_t sm_gemm_workspace_shared_a(int n_threads, int64_t M, int64_t K)
+{
+    size_t ws = sm_gemm_workspace(n_threads, 0, 0, 1);
+    size_t sa = shared_a_bytes(M, K);
+    if (n_threads > 1 && sa <= SM_GEMM_SHARED_A_MAX)
+        ws += sa;
+    return ws;
+}
+
 /* The work the tasks share: each task is one (batch, row block, column
  * block) rectangle of C. */
 typedef struct job {
@@ -120,6 +139,7 @@ typedef struct job {
     char *ws;
     int epi;
     const sm_gemm_pack *shared_b; /* B packed once for all tasks, or NULL */
+    size_t shared_bytes;          /* front of ws taken by a shared B or A */
 } job;
 
 /* Offsets of every operand for batch element b. */
@@ -193,6 +213,10 @@ static void run_rect(const job *J, int64_t b, int64_t m0, int64_t m1,
                 if (pa) {
                     ap = pa + (ic / mr) * K * mr + pc * mr;
                     astride = K * mr;
+                } else if (g->pack_a) {
+                    g->pack_a(g->pack_a_user, b, pc, kc, ic, mc, (int)mr, abuf);
+                    ap = abuf;
+                    astride = kc * mr;
                 } else {
                     ops->gemm_pack_a(&A, ic, mc, pc, kc, abuf);
                     ap = abuf;
@@ -223,8 +247,7 @@ static void run_rect(const job *J, int64_t b, int64_t m0, int64_t m1,
 static void task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const job *J = arg;
-    char *mine = J->ws + (size_t)tid * thread_ws() +
-                 (J->shared_b ? J->shared_b->mat_stride * sizeof(float) : 0);
+    char *mine = J->ws + (size_t)tid * thread_ws() + J->shared_bytes;
     float *abuf = (float *)mine;
     float *bbuf =
         (float *)(mine + ALIGN64((size_t)SM_GEMM_MC * SM_GEMM_KC * 4));
@@ -281,6 +304,21 @@ static void choose_split(job *J, int64_t batch, int threads)
         J->sn = 1;
 }
 
+/* Panels [begin, end) of the shared A, in the prepacked layout (each
+ * panel K x mr: all of K, as sm_gemm_pack_new packs an A). */
+static void pack_shared_a(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const job *J = arg;
+    const sm_gemm_args *g = J->g;
+    int64_t mr = J->ops->mr;
+    for (int64_t p = begin; p < end; p++) {
+        int64_t i0 = p * mr, m = g->M - i0 < mr ? g->M - i0 : mr;
+        g->pack_a(g->pack_a_user, 0, 0, g->K, i0, m, (int)mr,
+                  g->pa->data + p * g->K * mr);
+    }
+}
+
 /* Panels [begin, end) of the shared B, in the prepacked layout (each KC
  * block's panels contiguous). */
 static void pack_shared(void *arg, int64_t begin, int64_t end, int tid)
@@ -323,10 +361,15 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     if (batch == 0 || g->M == 0 || g->N == 0)
         return SMELT_OK;
     /* Below about 50 us of work, waking the other threads costs more
-     * than it saves. */
+     * than it saves, unless the product streams a large B (a classifier
+     * or an MLP at batch 1: memory-bound, and one core alone does not
+     * reach the memory's bandwidth). */
     double flops =
         2.0 * (double)batch * (double)g->M * (double)g->N * (double)g->K;
-    int threads = flops < min_parallel_flops ? 1 : sm_threadpool_size(tp);
+    double b_bytes = 4.0 * (double)g->K * (double)g->N;
+    int threads = flops < min_parallel_flops && b_bytes < SM_GEMM_STREAM_B
+                      ? 1
+                      : sm_threadpool_size(tp);
     void *own = NULL;
     size_t need = sm_gemm_workspace(threads, 0, 0, 1);
     if (!ws || ws_bytes < need) {
@@ -352,7 +395,26 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         shared = (sm_gemm_pack){
             ops, 0, g->K, g->N, 1, (int64_t)(sb / 4), (float *)J.ws};
         J.shared_b = &shared;
+        J.shared_bytes = sb;
         sm_parallel_for(tp, (g->N + ops->nr - 1) / ops->nr, 1, pack_shared, &J);
+    }
+    /* Likewise an A from a hook when only the columns are split: packed
+     * once, then read by every task as if prepacked. */
+    sm_gemm_args with_a;
+    sm_gemm_pack shared_a;
+    size_t sa = shared_a_bytes(g->M, g->K);
+    if (g->pack_a && !g->pa && batch == 1 && J.sm == 1 && J.sn > 1 &&
+        g->K > 0 && threads > 1 && sa <= SM_GEMM_SHARED_A_MAX &&
+        ws_bytes >= sm_gemm_workspace(threads, 0, 0, 1) + sa) {
+        shared_a = (sm_gemm_pack){
+            ops, 1, g->M, g->K, 1, (int64_t)(sa / 4), (float *)J.ws};
+        with_a = *g;
+        with_a.pa = &shared_a;
+        J.g = &with_a;
+        J.shared_bytes = sa;
+        sm_parallel_for(tp, (g->M + ops->mr - 1) / ops->mr, 1, pack_shared_a,
+                        &J);
+        with_a.pack_a = NULL;
     }
     if (threads <= 1 || ntasks == 1)
         task(&J, 0, ntasks, 0);

@@ -40,6 +40,9 @@
  * split is over rows only (few columns, many rows: a convolution's late
  * layers) and it takes at most this many bytes. */
 #define SM_GEMM_SHARED_B_MAX ((size_t)4 << 20)
+/* Likewise an A from a pack_a hook, packed once when the split is over
+ * columns only (a convolution's late layers computed position-major). */
+#define SM_GEMM_SHARED_A_MAX ((size_t)4 << 20)
 
 /* A prepacked operand: `count` matrices (a batch of weights). A [M, K]
  * as ceil(M / mr) panels of K x mr; B [K, N] as blocks of KC rows (the
@@ -63,12 +66,15 @@ smelt_status sm_gemm_pack_new(smelt_ctx_t *ctx, const sm_cpu_ops *ops, int is_a,
                               int64_t count, int64_t mat_stride,
                               sm_gemm_pack **out);
 
-/* Custom B packing (implicit-GEMM convolution): writes ceil(n / nr)
- * panels of kc x nr floats for rows [k0, k0+kc) and columns [j0, j0+n)
- * of batch element `batch`'s B, zero-padding the last panel. */
-typedef void (*sm_gemm_pack_b_fn)(const void *user, int64_t batch, int64_t k0,
-                                  int64_t kc, int64_t j0, int64_t n, int nr,
-                                  float *dst);
+/* Custom packing (implicit-GEMM convolution): writes ceil(n / nr)
+ * panels of kc x nr floats for depth [k0, k0+kc) and positions
+ * [j0, j0+n) of batch element `batch`'s operand, zero-padding the last
+ * panel. As B's packer, positions are columns and nr the table's nr; as
+ * A's, positions are rows, and nr is mr (an A panel holds mr floats per
+ * k, as a B panel holds nr). */
+typedef void (*sm_gemm_pack_fn)(const void *user, int64_t batch, int64_t k0,
+                                int64_t kc, int64_t j0, int64_t n, int nr,
+                                float *dst);
 
 /* Operands whose batch offsets the driver computes. */
 enum {
@@ -84,10 +90,10 @@ enum {
 
 typedef struct sm_gemm_args {
     int64_t M, N, K;
-    sm_matf a, b; /* ignored where pa / pb / pack_b give the operand */
+    sm_matf a, b; /* ignored where pa / pb / pack_a / pack_b give it */
     const sm_gemm_pack *pa, *pb;
-    sm_gemm_pack_b_fn pack_b;
-    const void *pack_b_user;
+    sm_gemm_pack_fn pack_a, pack_b;
+    const void *pack_a_user, *pack_b_user;
     float *c;
     int64_t ldc;
     sm_gemm_epi epi; /* alpha 1, no terms, act 0: nothing to do */
@@ -111,6 +117,11 @@ double sm_gemm_set_parallel_threshold(double flops);
  * packing buffers, plus room to pack a K x N B once for all threads when
  * B is not prepacked (b_packed 0) and small enough to share. */
 size_t sm_gemm_workspace(int n_threads, int64_t K, int64_t N, int b_packed);
+
+/* The same for a product whose B is prepacked and whose A [M, K] comes
+ * from a pack_a hook: room to pack A once for all threads (tasks that
+ * split only the columns then share it) when it is small enough. */
+size_t sm_gemm_workspace_shared_a(int n_threads, int64_t M, int64_t K);
 
 /*
  * Runs the product. ws (64-byte aligned, ws_bytes >= sm_gemm_workspace

@@ -36,13 +36,19 @@ void sm_rowsplit_fill(const sm_rowsplit *r, float fill, float *dst)
         dst[i] = fill;
 }
 
-/* Phase p holds x[j * s + p - pad]: inside the row one copy (stride 1)
- * or one strided gather per phase, the fill only at the two ends. */
 void sm_rowsplit_row(const sm_rowsplit *r, const float *x, float fill,
                      float *dst)
 {
+    sm_rowsplit_row_pitch(r, x, fill, dst, r->L);
+}
+
+/* Phase p holds x[j * s + p - pad]: inside the row one copy (stride 1)
+ * or one strided gather per phase, the fill only at the two ends. */
+void sm_rowsplit_row_pitch(const sm_rowsplit *r, const float *x, float fill,
+                           float *dst, int64_t pitch)
+{
     for (int64_t p = 0; p < r->s; p++) {
-        float *ph = dst + p * r->L;
+        float *ph = dst + p * pitch;
         int64_t off = p - r->pad; /* ix = j * s + off */
         int64_t lo = off >= 0 ? 0 : (-off + r->s - 1) / r->s;
         int64_t hi = r->W - off <= 0 ? 0 : (r->W - off - 1) / r->s + 1;

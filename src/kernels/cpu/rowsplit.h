@@ -33,6 +33,11 @@ int64_t sm_rowsplit_tap(const sm_rowsplit *r, int64_t kx);
 /* Input row x (W floats) split into dst, padding with fill. */
 void sm_rowsplit_row(const sm_rowsplit *r, const float *x, float fill,
                      float *dst);
+/* The same with phase p at dst + p * pitch (pitch >= L): phases in
+ * separate planes, so that a kernel can sweep one phase's rows as one
+ * flat run. */
+void sm_rowsplit_row_pitch(const sm_rowsplit *r, const float *x, float fill,
+                           float *dst, int64_t pitch);
 /* A row of nothing but fill (the rows above and below the input). */
 void sm_rowsplit_fill(const sm_rowsplit *r, float fill, float *dst);
 

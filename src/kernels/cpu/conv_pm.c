@@ -1,0 +1,155 @@
+/*
+ * conv_pm.c - convolution as a position-major GEMM, for layers with few
+ * output positions and many channels (ResNet's and MobileNet's 7x7 and
+ * 14x14 stages):
+ *
+ *   Y^T [OH*OW, M] = X^T [OH*OW, K] W^T [K, M]
+ *
+ * The channel-major product (conv.c) puts the positions in the columns,
+ * and 49 positions fill 64 columns of 32-wide panels: a quarter of the
+ * arithmetic is padding. Here the positions are rows, which cost nothing
+ * past the last one (the micro-kernel has a variant per row count), and
+ * the channels, a multiple of the panel width, are the columns. The
+ * weights are prepacked as B once; A is gathered by the same im2col
+ * packer (as mr-wide panels), packed once and shared by the threads,
+ * which split the channels: each reads its own part of the weights.
+ * The result is transposed into NCHW channel block by channel block,
+ * and the fused epilogue (bias, residual, activation) runs on each block
+ * while it is in L1.
+ */
+#include "kernels/cpu/conv.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/cpu/cpu_util.h"
+
+#define ALIGN64(x) (((x) + 63) & ~(size_t)63)
+
+/* Channels per transposition task. */
+#define PM_BLOCK 16
+
+/* The product's C' per image must stay small: it lives in the
+ * workspace. */
+#define PM_MAX_BYTES ((size_t)8 << 20)
+
+int sm_conv_pm_wanted(const sm_conv_geom *g)
+{
+    int64_t P = g->OH * g->OW, nr = 32; /* the widest column tile */
+    int64_t cols = (P + nr - 1) / nr * nr;
+    size_t bytes = (size_t)(g->N * P * g->M) * sizeof(float);
+    /* more than 10% of the channel-major product would be padding, the
+     * channels fill whole panels, and C' fits the workspace */
+    return g->G == 1 && P > 0 && 10 * (cols - P) > cols && g->M % nr == 0 &&
+           bytes <= PM_MAX_BYTES;
+}
+
+size_t sm_conv_pm_workspace(const sm_conv_geom *g, int n_threads)
+{
+    int64_t P = g->OH * g->OW;
+    return ALIGN64((size_t)(g->N * P * g->M) * sizeof(float)) +
+           sm_gemm_workspace_shared_a(n_threads, P, g->K);
+}
+
+smelt_status sm_conv_pm_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                             const sm_conv_geom *g, const float *w,
+                             sm_gemm_pack **out)
+{
+    /* W [M, K] row-major read as W^T [K, M]: rows K apart by 1, columns
+     * by K */
+    sm_matf wt = {w, 1, g->K};
+    return sm_gemm_pack_new(ctx, ops, 0, &wt, g->K, g->M, 1, g->K * g->M, out);
+}
+
+typedef struct pm_job {
+    const sm_cpu_ops *ops;
+    const sm_conv_geom *g;
+    const float *ct; /* C' [N][P][M] */
+    const float *bias, *res;
+    const sm_gemm_epi *epi;
+    float *y;
+    int epi_on;
+} pm_job;
+
+/* Tasks [begin, end): (image, block of PM_BLOCK channels), each C'
+ * columns into Y rows, then the epilogue on those rows. */
+static void pm_out(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const pm_job *J = arg;
+    const sm_conv_geom *g = J->g;
+    int64_t P = g->OH * g->OW, nb = (g->M + PM_BLOCK - 1) / PM_BLOCK;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / nb, m0 = t % nb * PM_BLOCK;
+        int64_t mc = g->M - m0 < PM_BLOCK ? g->M - m0 : PM_BLOCK;
+        const float *src = J->ct + n * P * g->M + m0;
+        float *dst = J->y + (n * g->M + m0) * P;
+        for (int64_t p = 0; p < P; p++)
+            for (int64_t m = 0; m < mc; m++)
+                dst[m * P + p] = src[p * g->M + m];
+        if (!J->epi_on)
+            continue;
+        sm_gemm_epi e;
+        sm_conv_epi(g, J->epi, J->bias, J->res, &e);
+        if (e.t[1].p)
+            e.t[1].p += n * g->r_sn;
+        J->ops->epi_tile(&e, dst, P, m0, 0, mc, P);
+    }
+}
+
+smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                            const sm_conv_geom *g, const float *x,
+                            const sm_gemm_pack *wb, const float *bias,
+                            const float *res, const sm_gemm_epi *epi, float *y,
+                            sm_threadpool *tp, void *ws, size_t ws_bytes)
+{
+    int threads = sm_threadpool_size(tp);
+    size_t need = sm_conv_pm_workspace(g, threads);
+    void *own = NULL;
+    if (!ws || ws_bytes < need) {
+        own = sm_malloc(need + 64);
+        if (!own)
+            return sm_err_nomem(ctx);
+        ws = own;
+        ws_bytes = need + 64;
+    }
+    char *base = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+    size_t room = ws_bytes - (size_t)(base - (char *)ws);
+    int64_t P = g->OH * g->OW;
+    size_t ct_bytes = ALIGN64((size_t)(g->N * P * g->M) * sizeof(float));
+    float *ct = (float *)base;
+    sm_im2col ic = {g, x};
+    sm_gemm_args ga = {.M = P, .N = g->M, .K = g->K, .c = ct, .ldc = g->M};
+    ga.epi = sm_gemm_epi_none();
+    ga.pb = wb;
+    if (g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+        g->pw == 0 && P == g->H * g->W) {
+        ga.a = (sm_matf){x, 1, P}; /* X^T of a 1x1: column-major */
+    } else {
+        ga.pack_a = sm_conv_im2col_pack;
+        ga.pack_a_user = &ic;
+    }
+    ga.nbd = 1;
+    ga.bdims[0] = g->N;
+    ga.stride[SM_GB_A][0] = g->C * g->H * g->W;
+    ga.stride[SM_GB_C][0] = P * g->M;
+    smelt_status st =
+        sm_gemm_f32(ctx, ops, &ga, tp, base + ct_bytes, room - ct_bytes);
+    if (st == SMELT_OK) {
+        pm_job J = {.ops = ops,
+                    .g = g,
+                    .ct = ct,
+                    .bias = bias,
+                    .res = res,
+                    .epi = epi,
+                    .y = y};
+        J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
+        int64_t tasks = g->N * ((g->M + PM_BLOCK - 1) / PM_BLOCK);
+        if (threads > 1)
+            sm_parallel_for(tp, tasks, sm_cpu_chunk(tasks, tp), pm_out, &J);
+        else
+            pm_out(&J, 0, tasks, 0);
+    }
+    sm_free(own);
+    return st;
+}
