@@ -79,9 +79,10 @@ void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,
 
 /* One row k of B, columns [j0, j0 + n), into d: runs of one output row
  * at a time, each a zero head, a strided copy and a zero tail. */
-static void im2col_row(const sm_conv_geom *g, const float *xc, int64_t ky,
+static void im2col_row(const sm_im2col *ic, const float *xc, int64_t ky,
                        int64_t kx, int64_t j0, int64_t n, float *d)
 {
+    const sm_conv_geom *g = ic->g;
     int64_t oy = j0 / g->OW, ox = j0 % g->OW;
     for (int64_t j = 0; j < n;) {
         int64_t run = g->OW - ox < n - j ? g->OW - ox : n - j;
@@ -101,6 +102,9 @@ static void im2col_row(const sm_conv_geom *g, const float *xc, int64_t ky,
             if (g->sw == 1 && hi > lo) {
                 memcpy(d + j + t, row + lo + off,
                        (size_t)(hi - lo) * sizeof *d);
+                t += hi - lo;
+            } else if (g->sw == 2 && hi > lo && ic->gather2) {
+                ic->gather2(row + lo * 2 + off, d + j + t, hi - lo);
                 t += hi - lo;
             } else {
                 for (; ox + t < hi; t++)
@@ -130,7 +134,7 @@ void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
                 kx = kk % g->kw;
         const float *xc =
             ic->x + ((img * g->C) + grp * g->Cg + c) * g->H * g->W;
-        im2col_row(g, xc, ky, kx, j0, n, line);
+        im2col_row(ic, xc, ky, kx, j0, n, line);
         for (int64_t p = 0; p < npan; p++) {
             float *d = dst + p * kc * nr + k * nr;
             int64_t w = n - p * nr < nr ? n - p * nr : nr;
@@ -279,7 +283,7 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         pa->cols == g.K && pa->count == g.G)
         ga.pa = pa;
     ga.a = (sm_matf){w, g.K, 1};
-    sm_im2col ic = {&g, x};
+    sm_im2col ic = {&g, x, ops->gather2};
     if (is_1x1(&g)) {
         ga.b = (sm_matf){x, ohw, 1};
     } else {

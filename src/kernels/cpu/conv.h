@@ -39,6 +39,8 @@ void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,
 typedef struct sm_im2col {
     const sm_conv_geom *g;
     const float *x;
+    /* the ISA's stride-2 gather (cpu_ops.h), or NULL */
+    void (*gather2)(const float *x, float *d, int64_t n);
 } sm_im2col;
 
 /* sm_gemm_pack_fn over an sm_im2col: depth [k0, k0+kc), positions

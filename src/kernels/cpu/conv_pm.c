@@ -118,7 +118,7 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     int64_t P = g->OH * g->OW;
     size_t ct_bytes = ALIGN64((size_t)(g->N * P * g->M) * sizeof(float));
     float *ct = (float *)base;
-    sm_im2col ic = {g, x};
+    sm_im2col ic = {g, x, ops->gather2};
     sm_gemm_args ga = {.M = P, .N = g->M, .K = g->K, .c = ct, .ldc = g->M};
     ga.epi = sm_gemm_epi_none();
     ga.pb = wb;
