@@ -537,19 +537,21 @@ static void test_conv_depthwise(void **state)
 }
 
 /* FusedConv: bias, residual (full and per channel) and every activation,
- * on the GEMM path and the depthwise path. */
+ * on the GEMM path and the depthwise path (narrow planes as one flat run,
+ * rows of 32 or more one by one). */
 static void test_fusedconv_op(void **state)
 {
     (void)state;
     for (int act = 0; act < SM_ACT_COUNT; act++) {
-        for (int dw = 0; dw < 2; dw++) {
+        for (int dw = 0; dw < 3; dw++) {
             int64_t c = dw ? 12 : 10, m = 12, g = dw ? 12 : 1;
+            int64_t w = dw == 2 ? 37 : 7;
             sm_attr al[5] = {A_STR("activation", sm_act_name((sm_act_kind)act)),
                              A_INTS("pads", 1, 1, 1, 1), A_INT("group", g),
                              A_FLOAT("activation_alpha", -0.5),
                              A_FLOAT("activation_beta", 0.25)};
-            const int64_t *rd = act & 1 ? D(1, m, 1, 1) : D(2, m, 9, 7);
-            sm_tensor *in[4] = {ck_rand(4, D(2, c, 9, 7), 1),
+            const int64_t *rd = act & 1 ? D(1, m, 1, 1) : D(2, m, 9, w);
+            sm_tensor *in[4] = {ck_rand(4, D(2, c, 9, w), 1),
                                 ck_rand(4, D(m, c / g, 3, 3), 2),
                                 ck_rand(1, D(m), 3), ck_rand(4, rd, 4)};
             ck_check(SM_OP_FusedConv, 4, in, 1, al,

@@ -27,6 +27,11 @@
 
 #include "core/alloc.h"
 #include "kernels/cpu/rowsplit.h"
+#include "kernels/ref/fused.h"
+
+/* Output rows at least this wide are computed row by row straight into
+ * the output; narrower planes as one flat run (step 2 above). */
+#define DW_ROW_MIN 32
 
 /* The buffer geometry of one plane: the phase-split layout, rows per
  * stride phase (the output rows, the taps' reach below them, and one row
@@ -101,20 +106,44 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int tid)
                     memset(d + b * plane, 0, (size_t)rowlen * sizeof *d);
             }
         }
-        J->ops->dw_row(taps, J->w + m * ntaps, ntaps, flat, g->OH * rowlen);
         sm_gemm_epi e;
         sm_conv_epi(g, J->epi, J->bias, J->res, &e);
-        /* without a residual that varies along the row, the epilogue runs
-         * once over the flat plane; otherwise on each copied-out row */
-        int flat_epi = J->epi_on && (!e.t[1].p || e.t[1].cs == 0);
         if (e.t[1].p)
             e.t[1].p += n * g->r_sn;
-        if (flat_epi)
-            J->ops->epi_tile(&e, flat, g->OH * rowlen, m, 0, 1, g->OH * rowlen);
+        /* the bias, a residual constant over the plane and the activation
+         * are applied in dw_row's registers; only a residual that varies
+         * along the plane (or an alpha) needs a pass of its own */
+        int sep = J->epi_on && (e.alpha != 1.0f || (e.t[1].p && e.t[1].cs));
+        float bias = 0.0f;
+        int act = SM_ACT_NONE;
+        if (J->epi_on && !sep) {
+            for (int t = 0; t < 2; t++)
+                if (e.t[t].p)
+                    bias += e.t[t].p[m * e.t[t].rs] * e.t[t].scale;
+            act = e.act;
+        }
+        const float *wm = J->w + m * ntaps;
+        if (g->OW >= DW_ROW_MIN) {
+            /* wide rows: each output row straight into y, nothing
+             * computed past OW */
+            const float *rt[SM_CONV_DW_MAX_TAPS];
+            for (int64_t oy = 0; oy < g->OH; oy++) {
+                for (int t = 0; t < ntaps; t++)
+                    rt[t] = taps[t] + oy * rowlen;
+                float *yr = yp + oy * g->OW;
+                J->ops->dw_row(rt, wm, ntaps, yr, g->OW, bias, act, e.act_a,
+                               e.act_b);
+                if (sep)
+                    J->ops->epi_tile(&e, yr, g->OW, m, oy * g->OW, 1, g->OW);
+            }
+            continue;
+        }
+        J->ops->dw_row(taps, wm, ntaps, flat, g->OH * rowlen, bias, act,
+                       e.act_a, e.act_b);
         for (int64_t oy = 0; oy < g->OH; oy++) {
             float *yr = yp + oy * g->OW;
             memcpy(yr, flat + oy * rowlen, (size_t)g->OW * sizeof *yr);
-            if (J->epi_on && !flat_epi)
+            if (sep)
                 J->ops->epi_tile(&e, yr, g->OW, m, oy * g->OW, 1, g->OW);
         }
     }

@@ -131,9 +131,11 @@ typedef struct sm_cpu_ops {
     void (*max_strided)(const float *x, int64_t sx, float *y, int64_t n);
     /* d[j] = x[2 j] for j < n (stride-2 row splits, rowsplit.h). */
     void (*gather2)(const float *x, float *d, int64_t n);
-    /* y[i] = sum over t of w[t] * taps[t][i] (a depthwise output row). */
+    /* y[i] = act(bias + sum over t of w[t] * taps[t][i]) (a depthwise
+     * output row; act an sm_act_kind with its act_a / act_b). */
     void (*dw_row)(const float *const *taps, const float *w, int ntaps,
-                   float *y, int64_t n);
+                   float *y, int64_t n, float bias, int act, float act_a,
+                   float act_b);
 
     /* ---- Winograd F(4x4, 3x3) transforms (winograd.inc.h) ---- */
     /* B^T d B of n tiles whose 6 input rows are phase-split (4 phases of

@@ -277,15 +277,18 @@ static void max_strided(const float *x, int64_t sx, float *y, int64_t n)
     }
 }
 
-/* y[i] = sum over t < ntaps of w[t] * taps[t][i], for i in [0, n): one
- * output row of a depthwise convolution whose taps are contiguous rows
- * (conv_dw.c pads and phase-splits the input so every tap is). The
- * accumulator stays in a register across all taps. */
-/* Four vectors of outputs per step, so four independent FMA chains hide
- * the FMA latency; the last step masks its lanes past n. */
+/* y[i] = act(bias + sum over t < ntaps of w[t] * taps[t][i]), for i in
+ * [0, n): one output row of a depthwise convolution whose taps are
+ * contiguous rows (conv_dw.c pads and phase-splits the input so every tap
+ * is), with the bias and activation of its fused epilogue applied in
+ * registers before the store. Four vectors of outputs per step, so four
+ * independent FMA chains hide the FMA latency; the last step masks its
+ * lanes past n. */
 VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
-                      float *y, int64_t n)
+                      float *y, int64_t n, float bias, const int act,
+                      float act_a, float act_b)
 {
+    V vb = v_set1(bias), aa = v_set1(act_a), ab = v_set1(act_b);
     for (int64_t i = 0; i < n; i += 4 * VL) {
         int64_t c[4];
         V a[4];
@@ -293,7 +296,7 @@ VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
         for (int k = 0; k < 4; k++) {
             int64_t r = n - i - k * VL;
             c[k] = r < 0 ? 0 : r > VL ? VL : r;
-            a[k] = v_zero();
+            a[k] = vb;
         }
         if (c[3] == VL) {
 #pragma GCC unroll 9
@@ -306,7 +309,7 @@ VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
             }
 #pragma GCC unroll 4
             for (int k = 0; k < 4; k++)
-                v_store(y + i + k * VL, a[k]);
+                v_store(y + i + k * VL, v_act(a[k], act, aa, ab));
             continue;
         }
         for (int t = 0; t < nt; t++) {
@@ -320,18 +323,30 @@ VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
             if (c[k])
-                v_storen(y + i + k * VL, a[k], c[k]);
+                v_storen(y + i + k * VL, v_act(a[k], act, aa, ab), c[k]);
     }
 }
 
-/* 3 x 3 kernels (MobileNet's) get a fully unrolled body. */
+/* 3 x 3 kernels (MobileNet's) with the cheap activations get fully
+ * unrolled bodies with the activation a constant; the rest one generic
+ * body. */
 static void dw_row(const float *const *taps, const float *w, int ntaps,
-                   float *y, int64_t n)
+                   float *y, int64_t n, float bias, int act, float act_a,
+                   float act_b)
 {
-    if (ntaps == 9)
-        dw_row_body(taps, w, 9, y, n);
-    else
-        dw_row_body(taps, w, ntaps, y, n);
+#define DW_CASE(k)                                                             \
+    case k: dw_row_body(taps, w, 9, y, n, bias, k, act_a, act_b); return;
+    if (ntaps == 9) {
+        switch (act) {
+            DW_CASE(SM_ACT_NONE)
+            DW_CASE(SM_ACT_RELU)
+            DW_CASE(SM_ACT_RELU6)
+            DW_CASE(SM_ACT_CLIP)
+        default: break;
+        }
+    }
+#undef DW_CASE
+    dw_row_body(taps, w, ntaps, y, n, bias, act, act_a, act_b);
 }
 
 /* d[j] = x[2 j] for j < n (stride-2 inputs of pooling and depthwise
