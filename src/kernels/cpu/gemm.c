@@ -139,6 +139,7 @@ typedef struct job {
     char *ws;
     int epi;
     const sm_gemm_pack *shared_b; /* B packed once for all tasks, or NULL */
+    const sm_gemm_pack *shared_a; /* likewise A */
     size_t shared_bytes;          /* front of ws taken by a shared B or A */
 } job;
 
@@ -314,8 +315,11 @@ static void pack_shared_a(void *arg, int64_t begin, int64_t end, int tid)
     int64_t mr = J->ops->mr;
     for (int64_t p = begin; p < end; p++) {
         int64_t i0 = p * mr, m = g->M - i0 < mr ? g->M - i0 : mr;
-        g->pack_a(g->pack_a_user, 0, 0, g->K, i0, m, (int)mr,
-                  g->pa->data + p * g->K * mr);
+        float *dst = J->shared_a->data + p * g->K * mr;
+        if (g->pack_a)
+            g->pack_a(g->pack_a_user, 0, 0, g->K, i0, m, (int)mr, dst);
+        else
+            J->ops->gemm_pack_a(&g->a, i0, m, 0, g->K, dst);
     }
 }
 
@@ -398,23 +402,24 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         J.shared_bytes = sb;
         sm_parallel_for(tp, (g->N + ops->nr - 1) / ops->nr, 1, pack_shared, &J);
     }
-    /* Likewise an A from a hook when only the columns are split: packed
-     * once, then read by every task as if prepacked. */
+    /* Likewise A when only the columns are split: packed once, then read
+     * by every task as if prepacked. */
     sm_gemm_args with_a;
     sm_gemm_pack shared_a;
     size_t sa = shared_a_bytes(g->M, g->K);
-    if (g->pack_a && !g->pa && batch == 1 && J.sm == 1 && J.sn > 1 &&
+    if (!g->pa && !J.shared_b && batch == 1 && J.sm == 1 && J.sn > 1 &&
         g->K > 0 && threads > 1 && sa <= SM_GEMM_SHARED_A_MAX &&
         ws_bytes >= sm_gemm_workspace(threads, 0, 0, 1) + sa) {
         shared_a = (sm_gemm_pack){
             ops, 1, g->M, g->K, 1, (int64_t)(sa / 4), (float *)J.ws};
-        with_a = *g;
-        with_a.pa = &shared_a;
-        J.g = &with_a;
+        J.shared_a = &shared_a;
         J.shared_bytes = sa;
         sm_parallel_for(tp, (g->M + ops->mr - 1) / ops->mr, 1, pack_shared_a,
                         &J);
+        with_a = *g;
+        with_a.pa = &shared_a;
         with_a.pack_a = NULL;
+        J.g = &with_a;
     }
     if (threads <= 1 || ntasks == 1)
         task(&J, 0, ntasks, 0);

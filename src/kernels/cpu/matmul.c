@@ -171,7 +171,11 @@ static size_t mm_workspace(const sm_kernel_desc *d, int n_threads)
     shapes_from_desc(d, &s);
     if (!mm_analyze(&s, &g))
         return sm_gemm_workspace(n_threads, 0, 0, 1);
-    return sm_gemm_workspace(n_threads, g.K, g.N, d->in[1].is_const);
+    /* room for a B packed once for all threads, or for an A (the split
+     * decides which, at run time) */
+    size_t wb = sm_gemm_workspace(n_threads, g.K, g.N, d->in[1].is_const);
+    size_t wa = sm_gemm_workspace_shared_a(n_threads, g.M, g.K);
+    return wa > wb ? wa : wb;
 }
 
 /* The node as one sm_gemm_f32 call: shapes analysed again on the run's
