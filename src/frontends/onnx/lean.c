@@ -150,6 +150,8 @@ smelt_status sm_onnx_lean_copy(smelt_ctx_t *ctx, const void *buf, size_t len,
 
 int sm_onnx_raw_ref(const Onnx__TensorProto *tp, uint64_t *off, uint64_t *len)
 {
+    int found = 0;
+    /* the last one, as protobuf takes the last of a repeated scalar */
     for (unsigned i = 0; i < tp->base.n_unknown_fields; i++) {
         const ProtobufCMessageUnknownField *u = &tp->base.unknown_fields[i];
         if (u->tag != SM_ONNX_RAW_REF_FIELD ||
@@ -163,7 +165,7 @@ int sm_onnx_raw_ref(const Onnx__TensorProto *tp, uint64_t *off, uint64_t *len)
             continue;
         *off = get_u64le(d);
         *len = get_u64le(d + 8);
-        return 1;
+        found = 1;
     }
-    return 0;
+    return found;
 }
