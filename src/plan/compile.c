@@ -1,8 +1,8 @@
 /*
  * compile.c - from a graph to a plan: specialize the graph's symbolic
  * dims to concrete sizes, optimize it, then lower its top block to steps
- * over slots, choosing a CPU kernel per node (registry.h) and prepacking
- * its weights once.
+ * over slots, choosing a CPU kernel per node (registry.h); pack.c then
+ * prepacks the weights once.
  *
  * A FusedElementwise that no CPU kernel takes is expanded: its body's
  * nodes become steps of their own over arena buffers, so running it
