@@ -14,10 +14,23 @@ and NAME_input_I.npy; the script is run first to fill it, unless
   PyTorch       bench/peers/torch_bench.py NAME           (frozen TorchScript)
 
 one after the other with the same thread count, runs, warm-up and input
-files, and prints a Markdown table: each runtime's median latency in ms
-and its ratio to ONNX Runtime (below 1: faster than ONNX Runtime). A
-runtime that is missing or fails shows "n/a" and a note below the table.
-This is a benchmark: it prints figures and never fails on speed.
+files, and prints two Markdown tables: each runtime's median latency in
+ms and its ratio to ONNX Runtime (below 1: faster than ONNX Runtime),
+then each runtime's peak memory in MiB and its ratio to ONNX Runtime
+(below 1: less memory). A runtime that is missing or fails shows "n/a"
+and a note below the tables. This is a benchmark: it prints figures and
+never fails on speed or memory.
+
+Peak memory is the whole process's resident-set high-water mark
+(getrusage ru_maxrss, or process.resourceUsage().maxRSS in node), read
+by each runtime's own program after its timed runs. It covers loading
+the model, compiling or optimizing it, the runs, and the runtime's own
+baseline: a few MiB for the smelt binary, about 50 MiB for node with V8
+and onnxruntime-node's library loaded, about 225 MiB for Python with
+torch imported (PyTorch also rebuilds the model in Python and freezes
+it, so its figure is an upper bound on what TorchScript alone needs).
+The numbers compare what a user of each runtime pays on this machine,
+not the weights alone.
 """
 import argparse
 import glob
@@ -102,12 +115,16 @@ def main():
             sys.stderr.write("run_bench: %s on %s ...\n" % (name, rt))
             res, why = run_json(cmd, a.timeout)
             row[rt] = res["median_ms"] if res else None
+            row[rt + "_rss"] = res.get("peak_rss_mib") if res else None
             if why:
                 notes.append("%s, %s: %s" % (name, rt, why))
         rows.append(row)
 
     def ms(v):
         return "n/a" if v is None else "%.2f" % v
+
+    def mib(v):
+        return "n/a" if v is None else "%.1f" % v
 
     def ratio(v, base):
         return "n/a" if v is None or not base else "%.2f" % (v / base)
@@ -122,6 +139,18 @@ def main():
         print("| %s | %s | %s | %s | %s | %s |" % (
             r["model"], ms(r["smelt"]), ms(r["ort"]), ms(r["torch"]),
             ratio(r["smelt"], r["ort"]), ratio(r["torch"], r["ort"])))
+    print()
+    print("peak memory: the process's resident-set high-water mark in MiB "
+          "(runtime baseline included)")
+    print()
+    print("| model | Smelt MiB | ONNX Runtime MiB | PyTorch MiB | "
+          "Smelt / ORT | PyTorch / ORT |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print("| %s | %s | %s | %s | %s | %s |" % (
+            r["model"], mib(r["smelt_rss"]), mib(r["ort_rss"]),
+            mib(r["torch_rss"]), ratio(r["smelt_rss"], r["ort_rss"]),
+            ratio(r["torch_rss"], r["ort_rss"])))
     for n in notes:
         print("\nnote: " + n, end="")
     if notes:

@@ -265,6 +265,13 @@ void smelt_plan_options_default(smelt_plan_options *o);
 smelt_status smelt_plan_compile(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                 const smelt_plan_options *opt,
                                 smelt_plan_t **out);
+/* Compiles g as smelt_plan_compile does, but takes g instead of copying
+ * it: g belongs to the plan from the call on (freed with it, or at once
+ * when compiling fails) and the caller must not use it again. For a graph
+ * loaded only to be run: its weights are never held twice. */
+smelt_status smelt_plan_compile_take(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                     const smelt_plan_options *opt,
+                                     smelt_plan_t **out);
 void smelt_plan_free(smelt_plan_t *p);
 
 /* Runs the plan on the plan's own session (made at the first run); when

@@ -1,8 +1,8 @@
 /*
  * compile.c - from a graph to a plan: specialize the graph's symbolic
  * dims to concrete sizes, optimize it, then lower its top block to steps
- * over slots, choosing a CPU kernel per node (registry.h) and prepacking
- * its weights once.
+ * over slots, choosing a CPU kernel per node (registry.h); pack.c then
+ * prepacks the weights once.
  *
  * A FusedElementwise that no CPU kernel takes is expanded: its body's
  * nodes become steps of their own over arena buffers, so running it
@@ -282,45 +282,37 @@ static void step_cost(const sm_plan *p, sm_step *st)
         st->info->cost(&s, &st->cost);
 }
 
-/* The kernel for step st (all slots static), with its prepacked weights
- * and workspace size; st->k stays NULL when the reference runs it. */
-static smelt_status choose_kernel(builder *b, sm_step *st)
+void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
+                       sm_kernel_operand *in, sm_kernel_operand *out)
 {
-    sm_plan *p = b->p;
-    sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS], out[SM_KERNEL_MAX_OPERANDS];
-    const sm_tensor *cin[SM_KERNEL_MAX_OPERANDS];
     for (int i = 0; i < st->n_in; i++) {
-        cin[i] = NULL;
-        if (st->in[i] < 0) {
+        if (st->in[i] < 0)
             memset(&in[i], 0, sizeof in[i]);
-            continue;
-        }
-        const sm_slot *s = &p->slots[st->in[i]];
-        operand_of(s, &in[i]);
-        if (s->kind == SM_SLOT_CONST)
-            cin[i] = s->data;
+        else
+            operand_of(&p->slots[st->in[i]], &in[i]);
     }
     for (int i = 0; i < st->n_out; i++)
         operand_of(&p->slots[st->out[i]], &out[i]);
-    sm_kernel_desc d = {
+    *d = (sm_kernel_desc){
         st->node->op, sm_node_attrs(st->node), st->n_in, st->n_out, in, out,
         p->threads};
+}
+
+/* The kernel for step st (all slots static) and its workspace size; st->k
+ * stays NULL when the reference runs it. Weights are prepacked once every
+ * step exists (pack.c), so that the plan knows who else reads them. */
+static void choose_kernel(builder *b, sm_step *st)
+{
+    sm_plan *p = b->p;
+    sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS], out[SM_KERNEL_MAX_OPERANDS];
+    sm_kernel_desc d;
+    sm_plan_step_desc(p, st, &d, in, out);
     st->k = b->reference ? NULL : sm_cpu_kernel_choose(&d, p->features);
     if (!st->k)
-        return SMELT_OK;
+        return;
     st->kind = SM_STEP_KERNEL;
     if (st->k->workspace)
         st->ws_bytes = st->k->workspace(&d, p->threads);
-    if (st->k->prepack) {
-        smelt_status s = st->k->prepack(b->ctx, &d, cin, &st->packed);
-        if (s != SMELT_OK) {
-            char where[160];
-            sm_node_where(st->node, where, sizeof where);
-            return sm_err_prefix(b->ctx, "%s: prepack (%s): ", where,
-                                 st->k->name);
-        }
-    }
-    return SMELT_OK;
 }
 
 static sm_step *new_step(builder *b, const sm_node *n, sm_step_kind kind,
@@ -373,7 +365,7 @@ static smelt_status add_node_step(builder *b, const sm_node *n)
     if (!dyn_in && !dyn_out && !b->reference && make_view(b, st))
         return SMELT_OK;
     if (!dyn_in && !dyn_out)
-        SM_TRY(choose_kernel(b, st));
+        choose_kernel(b, st);
     if (st->kind == SM_STEP_KERNEL)
         return SMELT_OK;
     if (info->cls == SM_CLASS_CONTROL) {
@@ -594,29 +586,29 @@ static smelt_status read_options(smelt_ctx_t *ctx, const smelt_plan_options *o,
     return SMELT_OK;
 }
 
-smelt_status smelt_plan_compile(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                                const smelt_plan_options *opt,
-                                smelt_plan_t **out)
+/* Compiles into a new plan either a copy of graph `copy` or, with copy
+ * NULL, graph `own` itself, which the plan then owns (freed with the
+ * plan, or here when compiling fails). */
+static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
+                            sm_graph *own, const smelt_plan_options *opt,
+                            smelt_plan_t **out)
 {
-    if (!out)
-        return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_plan_compile: NULL");
-    *out = NULL;
-    if (!g)
-        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                      "smelt_plan_compile: NULL graph");
     smelt_plan_options d;
     if (!opt) {
         smelt_plan_options_default(&d);
         opt = &d;
     }
     sm_plan *p = sm_calloc(1, sizeof *p);
-    if (!p)
+    if (!p) {
+        sm_graph_free(own);
         return sm_err_nomem(ctx);
+    }
     sm_arena_init(&p->arena);
     pthread_mutex_init(&p->mu, NULL);
+    p->g = own;
     smelt_status st = read_options(ctx, opt, p);
-    if (st == SMELT_OK)
-        st = sm_graph_clone(ctx, g, &p->g);
+    if (st == SMELT_OK && copy)
+        st = sm_graph_clone(ctx, copy, &p->g);
     if (st == SMELT_OK)
         st = specialize(ctx, p->g, opt);
     if (st == SMELT_OK)
@@ -628,6 +620,8 @@ smelt_status smelt_plan_compile(smelt_ctx_t *ctx, const smelt_graph_t *g,
     if (st == SMELT_OK)
         st = sm_plan_build(ctx, p);
     if (st == SMELT_OK)
+        st = sm_plan_prepack(ctx, p);
+    if (st == SMELT_OK)
         st = sm_plan_assign_memory(ctx, p);
     if (st != SMELT_OK) {
         smelt_plan_free(p);
@@ -635,4 +629,33 @@ smelt_status smelt_plan_compile(smelt_ctx_t *ctx, const smelt_graph_t *g,
     }
     *out = p;
     return SMELT_OK;
+}
+
+smelt_status smelt_plan_compile(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                const smelt_plan_options *opt,
+                                smelt_plan_t **out)
+{
+    if (!out)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_plan_compile: NULL");
+    *out = NULL;
+    if (!g)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "smelt_plan_compile: NULL graph");
+    return compile(ctx, g, NULL, opt, out);
+}
+
+smelt_status smelt_plan_compile_take(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                     const smelt_plan_options *opt,
+                                     smelt_plan_t **out)
+{
+    if (!out) {
+        sm_graph_free(g);
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "smelt_plan_compile_take: NULL");
+    }
+    *out = NULL;
+    if (!g)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "smelt_plan_compile_take: NULL graph");
+    return compile(ctx, NULL, g, opt, out);
 }

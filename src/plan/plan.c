@@ -28,20 +28,33 @@ static int64_t round_up(size_t n)
     return ((int64_t)n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
-/* Every slot that the blocks of a control node read is live at step j. */
-static void uses_in_block(const sm_plan *p, const sm_block *b, int j)
+void sm_plan_block_reads(const sm_plan *p, const sm_block *b,
+                         void (*fn)(void *arg, int slot), void *arg)
 {
     for (int i = 0; i < b->n_nodes; i++) {
         const sm_node *n = b->nodes[i];
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] && p->slot_of[n->in[k]->id] >= 0)
-                p->slots[p->slot_of[n->in[k]->id]].last = j;
+                fn(arg, p->slot_of[n->in[k]->id]);
         for (int k = 0; k < n->n_blocks; k++)
-            uses_in_block(p, n->blocks[k], j);
+            sm_plan_block_reads(p, n->blocks[k], fn, arg);
     }
     for (int i = 0; i < b->n_ret; i++)
         if (p->slot_of[b->ret[i]->id] >= 0)
-            p->slots[p->slot_of[b->ret[i]->id]].last = j;
+            fn(arg, p->slot_of[b->ret[i]->id]);
+}
+
+/* A slot that the blocks of a control node read at step `at`. */
+typedef struct block_use {
+    sm_plan *p;
+    int at;
+} block_use;
+
+/* The slot is live until the control step that reads it. */
+static void live_at(void *arg, int slot)
+{
+    block_use *u = arg;
+    u->p->slots[slot].last = u->at;
 }
 
 static void liveness(sm_plan *p)
@@ -54,9 +67,10 @@ static void liveness(sm_plan *p)
         for (int i = 0; i < st->n_in; i++)
             if (st->in[i] >= 0)
                 p->slots[st->in[i]].last = j;
+        block_use u = {p, j};
         if (st->kind == SM_STEP_CONTROL)
             for (int k = 0; k < st->node->n_blocks; k++)
-                uses_in_block(p, st->node->blocks[k], j);
+                sm_plan_block_reads(p, st->node->blocks[k], live_at, &u);
     }
     for (int s = 0; s < p->n_slots; s++)
         if (p->slots[s].last < p->slots[s].first)

@@ -43,7 +43,8 @@ typedef struct sm_slot {
     size_t nbytes;
     int64_t offset;        /* ARENA */
     int index;             /* INPUT, OUTPUT */
-    const sm_tensor *data; /* CONST */
+    const sm_tensor *data; /* CONST: data->data is NULL once packed forms
+                              are all that read it (pack.c) */
     int first, last;       /* steps that define it and read it last */
     int share;             /* ARENA: slot whose buffer it reuses (in place, or a
                               view of it), else -1 */
@@ -107,6 +108,20 @@ smelt_status sm_plan_build(smelt_ctx_t *ctx, sm_plan *p);
  * fills slot first/last/share/offset, step ws_offset, arena_bytes,
  * unshared_bytes and n_inplace. */
 smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p);
+
+/* The operands of step st as a kernel sees them (compile.c): d points
+ * at in[] and out[], which the caller provides. */
+void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
+                       sm_kernel_operand *in, sm_kernel_operand *out);
+
+/* Runs every kernel step's prepack() in step order and frees the bytes of
+ * each constant that only packed forms read (pack.c). */
+smelt_status sm_plan_prepack(smelt_ctx_t *ctx, sm_plan *p);
+
+/* Calls fn(arg, slot) for every slot that block b (a sub-block of a
+ * control step, at any depth) reads (plan.c). */
+void sm_plan_block_reads(const sm_plan *p, const sm_block *b,
+                         void (*fn)(void *arg, int slot), void *arg);
 
 /* Frees what the plan's steps own (packed weights). */
 void sm_plan_free_steps(sm_plan *p);

@@ -451,7 +451,10 @@ int cli_bench(int argc, char **argv)
     if (!rc) {
         a.po.o.inputs = in;
         a.po.o.n_inputs = n_in;
-        if (smelt_plan_compile(ctx, g, &a.po.o, &p) != SMELT_OK)
+        /* The plan takes the graph: the weights are not held twice. */
+        smelt_status st = smelt_plan_compile_take(ctx, g, &a.po.o, &p);
+        g = NULL;
+        if (st != SMELT_OK)
             rc = cli_fail(ctx, a.file);
     }
     double compile = now_ms() - t0;

@@ -300,7 +300,8 @@ static void graph_name(const char *src, char *buf, size_t size)
 
 /* Builds the graph of an unpacked model. */
 static smelt_status import_model(smelt_ctx_t *ctx, const Onnx__ModelProto *m,
-                                 const char *base_dir, sm_graph **out)
+                                 const char *base_dir, const sm_onnx_src *src,
+                                 sm_graph **out)
 {
     *out = NULL;
     if (m->has_ir_version && m->ir_version < 3)
@@ -312,6 +313,7 @@ static smelt_status import_model(smelt_ctx_t *ctx, const Onnx__ModelProto *m,
     sm_strmap_init(&L.names);
     L.ctx = ctx;
     L.base_dir = base_dir;
+    L.src = src;
     SM_TRY(model_opset(ctx, m, &L.opset));
     if (!m->graph)
         return sm_err(ctx, SMELT_ERR_PARSE, "onnx: the model has no graph");
@@ -341,8 +343,9 @@ smelt_status smelt_onnx_load_buffer(smelt_ctx_t *ctx, const void *buf,
                       "smelt_onnx_load_buffer: NULL argument");
     *out = NULL;
     Onnx__ModelProto *m;
-    SM_TRY(sm_onnx_unpack(ctx, buf ? buf : "", len, &m));
-    smelt_status s = import_model(ctx, m, base_dir, out);
+    sm_onnx_src src = {buf, len, 0};
+    SM_TRY(sm_onnx_unpack(ctx, &src, &m));
+    smelt_status s = import_model(ctx, m, base_dir, &src, out);
     sm_onnx_model_free(m);
     return s;
 }
@@ -367,20 +370,20 @@ smelt_status smelt_onnx_load(smelt_ctx_t *ctx, const char *path,
     char *dir = sm_onnx_dir_of(path);
     if (!dir)
         return sm_err_nomem(ctx);
-    void *buf;
-    size_t len;
-    smelt_status s = sm_onnx_read_file(ctx, path, &buf, &len);
+    /* Mapped, not read: the weights' bytes are paged in as each constant
+     * is copied out of the mapping, then dropped (lean.c). */
+    sm_onnx_src src;
+    smelt_status s = sm_onnx_map_file(ctx, path, &src);
     Onnx__ModelProto *m = NULL;
-    if (s == SMELT_OK) {
-        s = sm_onnx_unpack(ctx, buf, len, &m);
-        sm_free(buf); /* protobuf-c copied what it keeps */
-    }
     if (s == SMELT_OK)
-        s = import_model(ctx, m, dir, out);
+        s = sm_onnx_unpack(ctx, &src, &m);
+    if (s == SMELT_OK)
+        s = import_model(ctx, m, dir, &src, out);
     if (s != SMELT_OK && ctx && ctx->code == s &&
         strncmp(ctx->msg, "onnx: ", 6) == 0 && !strstr(ctx->msg, path))
         sm_err_prefix(ctx, "%s: ", path);
     sm_onnx_model_free(m);
+    sm_onnx_unmap(&src);
     sm_free(dir);
     return s;
 }

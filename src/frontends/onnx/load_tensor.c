@@ -136,6 +136,48 @@ static void fill_typed(const Onnx__TensorProto *tp, sm_tensor *t)
     }
 }
 
+/* Where tp's raw bytes are: its own raw_data, or a reference into the
+ * loader's source (lean.c), checked to lie inside it. *raw stays NULL
+ * when tp has neither. */
+static smelt_status raw_bytes(sm_onnx_loader *L, const Onnx__TensorProto *tp,
+                              const char *what, const uint8_t **raw,
+                              size_t *len, int *ref)
+{
+    uint64_t off, n;
+    *raw = NULL;
+    *len = 0;
+    *ref = 0;
+    if (tp->has_raw_data) {
+        *raw = tp->raw_data.data ? tp->raw_data.data : (const uint8_t *)"";
+        *len = tp->raw_data.len;
+    } else if (sm_onnx_raw_ref(tp, &off, &n)) {
+        if (!L->src || off > L->src->len || n > L->src->len - off)
+            return sm_err(L->ctx, SMELT_ERR_PARSE,
+                          "onnx: %s: raw_data reference outside the model's "
+                          "bytes",
+                          what);
+        *raw = L->src->data + off;
+        *len = (size_t)n;
+        *ref = 1;
+    }
+    return SMELT_OK;
+}
+
+/* Copies t's bytes from raw, inside the loader's source, a slice at a
+ * time, each slice's pages dropped from the source once copied: a large
+ * weight is never resident twice. */
+static void copy_from_src(const sm_onnx_src *src, const uint8_t *raw,
+                          sm_tensor *t)
+{
+    const size_t slice = (size_t)4 << 20; /* a multiple of every esize */
+    size_t esize = smelt_dtype_size(t->dtype);
+    for (size_t at = 0; at < t->nbytes; at += slice) {
+        size_t n = t->nbytes - at < slice ? t->nbytes - at : slice;
+        sm_onnx_copy_le((uint8_t *)t->data + at, raw + at, n / esize, esize);
+        sm_onnx_src_done(src, (size_t)(raw + at - src->data), n);
+    }
+}
+
 smelt_status sm_onnx_tensor_load(sm_onnx_loader *L, Onnx__TensorProto *tp,
                                  const char *what, sm_tensor **out)
 {
@@ -162,45 +204,53 @@ smelt_status sm_onnx_tensor_load(sm_onnx_loader *L, Onnx__TensorProto *tp,
         return s;
     }
     size_t nbytes = (size_t)numel * smelt_dtype_size(dt);
+    const uint8_t *raw;
+    size_t raw_len;
+    int ref;
+    SM_TRY(raw_bytes(L, tp, what, &raw, &raw_len, &ref));
     int external =
         tp->has_data_location &&
         tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if ((external || tp->has_raw_data) && typed_count(tp))
+    if ((external || raw) && typed_count(tp))
         return sm_err(ctx, SMELT_ERR_PARSE,
                       "onnx: %s: carries both %s and typed data", what,
                       external ? "external data" : "raw_data");
     if (external) {
-        if (tp->has_raw_data)
+        if (raw)
             return sm_err(ctx, SMELT_ERR_PARSE,
                           "onnx: %s: carries both external data and "
                           "raw_data",
                           what);
         return sm_onnx_external_load(L, tp, dt, ndim, tp->dims, what, out);
     }
-    if (tp->has_raw_data && tp->raw_data.len != nbytes) {
+    if (raw && raw_len != nbytes) {
         char shape[96];
         sm_shape_str(dt, ndim, tp->dims, shape, sizeof shape);
         return sm_err(ctx, SMELT_ERR_PARSE,
                       "onnx: %s: raw_data holds %zu bytes, but %s needs %zu",
-                      what, tp->raw_data.len, shape, nbytes);
+                      what, raw_len, shape, nbytes);
     }
-    if (!tp->has_raw_data)
+    if (!raw)
         SM_TRY(check_typed(ctx, tp, dt, numel, what));
     sm_tensor *t;
     SM_TRY(sm_tensor_new(ctx, dt, ndim, tp->dims, &t));
-    if (tp->has_raw_data) {
-        sm_onnx_copy_le(t->data, tp->raw_data.data, (size_t)numel,
-                        smelt_dtype_size(dt));
-        if (dt == SMELT_DTYPE_BOOL)
-            for (int64_t i = 0; i < numel; i++)
-                ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
-        /* The bytes are copied: drop the proto's to halve peak memory. */
+    if (!raw) {
+        fill_typed(tp, t);
+        *out = t;
+        return SMELT_OK;
+    }
+    if (ref)
+        copy_from_src(L->src, raw, t);
+    else
+        sm_onnx_copy_le(t->data, raw, (size_t)numel, smelt_dtype_size(dt));
+    if (dt == SMELT_DTYPE_BOOL)
+        for (int64_t i = 0; i < numel; i++)
+            ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+    if (!ref) { /* the bytes are copied: drop the proto's */
         sm_onnx_proto_free(tp->raw_data.data);
         tp->raw_data.data = NULL;
         tp->raw_data.len = 0;
         tp->has_raw_data = 0;
-    } else {
-        fill_typed(tp, t);
     }
     *out = t;
     return SMELT_OK;

@@ -23,8 +23,20 @@
 
 /* ---- proto.c: decoding with limits ------------------------------------- */
 
-/* Decodes buf as a ModelProto, allocating through the library's hook. */
-smelt_status sm_onnx_unpack(smelt_ctx_t *ctx, const void *buf, size_t len,
+/* The bytes a model is read from: the caller's buffer, or a read-only
+ * mapping of the model file. Large raw_data payloads stay there while the
+ * model is imported (lean.c), so they must outlive the unpacked message's
+ * use. */
+typedef struct sm_onnx_src {
+    const uint8_t *data;
+    size_t len;
+    int mapped; /* data is a mapping of len bytes (munmap'd by unmap) */
+} sm_onnx_src;
+
+/* Decodes the ModelProto in src, allocating through the library's hook;
+ * raw_data payloads of SM_ONNX_RAW_REF_MIN bytes or more are not copied
+ * but referenced (sm_onnx_raw_ref). */
+smelt_status sm_onnx_unpack(smelt_ctx_t *ctx, const sm_onnx_src *src,
                             Onnx__ModelProto **out);
 void sm_onnx_model_free(Onnx__ModelProto *m);
 /* Releases memory protobuf-c allocated for an unpacked message's field
@@ -38,6 +50,29 @@ void sm_onnx_tensor_proto_free(Onnx__TensorProto *t);
 /* Reads a whole model file (regular file, at most SM_ONNX_MAX_MODEL_BYTES). */
 smelt_status sm_onnx_read_file(smelt_ctx_t *ctx, const char *path, void **buf,
                                size_t *len);
+/* Maps a model file read-only (same checks as sm_onnx_read_file), and
+ * unmaps it (a no-op for a source that is not a mapping). */
+smelt_status sm_onnx_map_file(smelt_ctx_t *ctx, const char *path,
+                              sm_onnx_src *src);
+void sm_onnx_unmap(sm_onnx_src *src);
+/* Tells the kernel that bytes [off, off + len) of a mapped source will
+ * not be read again, so their pages leave the resident set. */
+void sm_onnx_src_done(const sm_onnx_src *src, size_t off, size_t len);
+
+/* ---- lean.c: raw_data left in the source ------------------------------- */
+
+/* raw_data of at least this many bytes is referenced, not copied. */
+#define SM_ONNX_RAW_REF_MIN 64
+/* The (unknown) TensorProto field number a reference is written under. */
+#define SM_ONNX_RAW_REF_FIELD 536870911u
+/* A copy of the checked ModelProto bytes buf[0, len) in which large
+ * raw_data payloads are replaced by references to where they lie in buf;
+ * *out is sm_malloc'd. */
+smelt_status sm_onnx_lean_copy(smelt_ctx_t *ctx, const void *buf, size_t len,
+                               void **out, size_t *out_len);
+/* Whether tp's raw_data was left in the source: its offset and length
+ * there. */
+int sm_onnx_raw_ref(const Onnx__TensorProto *tp, uint64_t *off, uint64_t *len);
 
 /* ---- the loader -------------------------------------------------------- */
 
@@ -48,9 +83,10 @@ extern char sm_onnx_reserved;
 typedef struct sm_onnx_loader {
     smelt_ctx_t *ctx;
     sm_graph *g;
-    const char *base_dir; /* NULL: external data is refused */
-    int64_t opset;        /* of the default domain */
-    int depth;            /* subgraph nesting */
+    const char *base_dir;   /* NULL: external data is refused */
+    const sm_onnx_src *src; /* where referenced raw_data lies (or NULL) */
+    int64_t opset;          /* of the default domain */
+    int depth;              /* subgraph nesting */
     /* Every value name of the model -> its sm_value once defined, or
      * SM_ONNX_RESERVED before (all are reserved up front, so generated
      * names never collide with one the model defines later). */

@@ -3,12 +3,18 @@
  * every allocation goes through the library's hook (so failure injection
  * reaches protobuf-c too), the file size is bounded, and message nesting
  * is bounded before protobuf-c, which recurses without a limit, sees the
- * bytes.
+ * bytes. A model file is mapped read-only rather than read, and large
+ * raw_data payloads are left in the mapping (lean.c) until the loader
+ * copies each into its constant and drops its pages: the weights are
+ * resident once while a model loads.
  */
+#define _DEFAULT_SOURCE /* madvise */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,15 +127,16 @@ static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *base,
     return WALK_OK;
 }
 
-smelt_status sm_onnx_unpack(smelt_ctx_t *ctx, const void *buf, size_t len,
+smelt_status sm_onnx_unpack(smelt_ctx_t *ctx, const sm_onnx_src *src,
                             Onnx__ModelProto **out)
 {
     *out = NULL;
+    size_t len = src->len;
     if (len > SM_ONNX_MAX_MODEL_BYTES)
         return sm_err(ctx, SMELT_ERR_LIMIT,
                       "onnx: model of %zu bytes exceeds the %zu-byte limit",
                       len, (size_t)SM_ONNX_MAX_MODEL_BYTES);
-    const uint8_t *p = buf;
+    const uint8_t *p = src->data ? src->data : (const uint8_t *)"";
     size_t bad = 0;
     switch (walk(&onnx__model_proto__descriptor, p, p, p + len, 1, &bad)) {
     case WALK_DEEP:
@@ -144,9 +151,13 @@ smelt_status sm_onnx_unpack(smelt_ctx_t *ctx, const void *buf, size_t len,
                       bad, len);
     default: break;
     }
+    void *lean;
+    size_t lean_len;
+    SM_TRY(sm_onnx_lean_copy(ctx, p, len, &lean, &lean_len));
     pb_alloc_state st = {0};
     ProtobufCAllocator a = {pb_alloc, pb_free, &st};
-    Onnx__ModelProto *m = onnx__model_proto__unpack(&a, len, p);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(&a, lean_len, lean);
+    sm_free(lean);
     if (!m) {
         if (st.failed)
             return sm_err_nomem(ctx);
@@ -188,18 +199,19 @@ void sm_onnx_tensor_proto_free(Onnx__TensorProto *t)
         onnx__tensor_proto__free_unpacked(t, &pb_allocator);
 }
 
-smelt_status sm_onnx_read_file(smelt_ctx_t *ctx, const char *path, void **buf,
+/* Opens a model file: a regular file of at most SM_ONNX_MAX_MODEL_BYTES;
+ * *fd and *len on success, nothing left open on failure. */
+static smelt_status open_model(smelt_ctx_t *ctx, const char *path, int *fd,
                                size_t *len)
 {
-    *buf = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
         return sm_err(ctx, SMELT_ERR_IO, "onnx: cannot open '%s': %s", path,
                       strerror(errno));
     struct stat st;
     smelt_status s = SMELT_OK;
-    if (fstat(fd, &st) != 0)
+    if (fstat(*fd, &st) != 0)
         s = sm_err(ctx, SMELT_ERR_IO, "onnx: cannot stat '%s': %s", path,
                    strerror(errno));
     else if (!S_ISREG(st.st_mode))
@@ -208,9 +220,26 @@ smelt_status sm_onnx_read_file(smelt_ctx_t *ctx, const char *path, void **buf,
         s = sm_err(ctx, SMELT_ERR_LIMIT,
                    "onnx: '%s' is %lld bytes, over the %zu-byte limit", path,
                    (long long)st.st_size, (size_t)SM_ONNX_MAX_MODEL_BYTES);
-    size_t n = s == SMELT_OK ? (size_t)st.st_size : 0;
-    char *b = s == SMELT_OK ? sm_malloc(n ? n : 1) : NULL;
-    if (s == SMELT_OK && !b)
+    if (s != SMELT_OK) {
+        close(*fd);
+        *fd = -1;
+        return s;
+    }
+    *len = (size_t)st.st_size;
+    return SMELT_OK;
+}
+
+smelt_status sm_onnx_read_file(smelt_ctx_t *ctx, const char *path, void **buf,
+                               size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd;
+    size_t n = 0;
+    SM_TRY(open_model(ctx, path, &fd, &n));
+    smelt_status s = SMELT_OK;
+    char *b = sm_malloc(n ? n : 1);
+    if (!b)
         s = sm_err_nomem(ctx);
     size_t got = 0;
     while (s == SMELT_OK && got < n) {
@@ -231,4 +260,46 @@ smelt_status sm_onnx_read_file(smelt_ctx_t *ctx, const char *path, void **buf,
     *buf = b;
     *len = n;
     return SMELT_OK;
+}
+
+smelt_status sm_onnx_map_file(smelt_ctx_t *ctx, const char *path,
+                              sm_onnx_src *src)
+{
+    memset(src, 0, sizeof *src);
+    int fd;
+    size_t n = 0;
+    SM_TRY(open_model(ctx, path, &fd, &n));
+    if (n == 0) { /* nothing to map: an empty source */
+        close(fd);
+        return SMELT_OK;
+    }
+    void *p = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    int err = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return sm_err(ctx, SMELT_ERR_IO, "onnx: cannot map '%s': %s", path,
+                      strerror(err));
+    src->data = p;
+    src->len = n;
+    src->mapped = 1;
+    return SMELT_OK;
+}
+
+void sm_onnx_unmap(sm_onnx_src *src)
+{
+    if (src->mapped)
+        munmap((void *)src->data, src->len);
+    memset(src, 0, sizeof *src);
+}
+
+void sm_onnx_src_done(const sm_onnx_src *src, size_t off, size_t len)
+{
+    if (!src->mapped)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)(src->data + off), b = a + len;
+    a = (a + page - 1) / page * page; /* whole pages inside the range */
+    b = b / page * page;
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
 }
