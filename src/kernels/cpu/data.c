@@ -3,14 +3,15 @@
  * Split and Expand, for every dtype (they move whole elements, so only
  * the element size matters).
  *
- * All but Gather are strided copies over collapsed loops (cpu_util.h):
- * dims merged wherever source and destination step through them as one,
- * so the innermost run is as long as it can be, and that run is one
+ * Slice, Expand and Where are strided copies over collapsed loops
+ * (cpu_util.h): dims merged wherever every operand steps through them as
+ * one, so the innermost run is as long as it can be, and that run is one
  * memcpy when both sides are contiguous there, a loop of fixed-size
  * element moves otherwise (negative steps, broadcast sources). Gather is
- * a row copy per index (an embedding lookup is one memcpy per token).
- * Copies of at least DM_PAR_BYTES split over the pool by rows, or by
- * pieces of rows when there are few.
+ * a row copy per index (an embedding lookup is one memcpy per token);
+ * Concat and Split one memcpy per row of each part, sweeping the whole
+ * in order. Copies of at least DM_PAR_BYTES split over the pool by rows,
+ * or by pieces of rows when there are few.
  *
  * One portable registry entry per op: there is no vector code to choose
  * (memcpy is the vector code). Each run() checks its inputs with the
@@ -224,9 +225,35 @@ static int split_supports(const sm_kernel_desc *d)
     return d->in[0].present && parts_supports(&d->in[0], d->out, d->n_out);
 }
 
-/* `whole` is the parts side by side along the axis: each part is a copy
- * of [outer, its run] rows, contiguous on its side and a row of the
- * whole apart on the other, into the whole (to_whole) or out of it. */
+typedef struct parts_job {
+    char *whole;
+    sm_tensor *const *parts;
+    int n, to_whole;
+    size_t wrow;                         /* bytes of one row of the whole */
+    size_t run[SM_KERNEL_MAX_OPERANDS];  /* bytes of one row of each part */
+    size_t woff[SM_KERNEL_MAX_OPERANDS]; /* where it starts in the whole's */
+} parts_job;
+
+/* Items [begin, end): item o * n + i is row o of part i, so the whole is
+ * swept in order (as the prefetcher likes), one memcpy an item. */
+static void parts_items(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const parts_job *J = arg;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t o = it / J->n;
+        int i = (int)(it % J->n);
+        if (!J->run[i])
+            continue; /* an empty part may have no data */
+        char *w = J->whole + (size_t)o * J->wrow + J->woff[i];
+        char *p = (char *)J->parts[i]->data + (size_t)o * J->run[i];
+        memcpy(J->to_whole ? w : p, J->to_whole ? p : w, J->run[i]);
+    }
+}
+
+/* `whole` is the parts side by side along the axis: row o of the whole
+ * (everything after the axis's outer dims) is row o of each part in turn.
+ * Copies them into the whole (to_whole) or out of it. */
 static smelt_status parts_move(const sm_kargs *a, sm_tensor *whole,
                                sm_tensor *const *parts, int n, int to_whole,
                                sm_threadpool *tp)
@@ -234,25 +261,26 @@ static smelt_status parts_move(const sm_kargs *a, sm_tensor *whole,
     int axis;
     int64_t outer, inner;
     SM_TRY(sm_parts_check(a, whole, parts, n, &axis, &outer, &inner));
-    int64_t wrow = whole->dims[axis] * inner, at = 0;
-    size_t es = smelt_dtype_size(whole->dtype);
-    int w = to_whole ? 0 : 1; /* the whole's operand */
+    if (n > SM_KERNEL_MAX_OPERANDS)
+        return sm_err(a->ctx, SMELT_ERR_LIMIT, "%s: %d parts, at most %d",
+                      a->op_name, n, SM_KERNEL_MAX_OPERANDS);
+    size_t es = smelt_dtype_size(whole->dtype), at = 0;
+    parts_job J = {
+        .whole = whole->data, .parts = parts, .n = n, .to_whole = to_whole};
     for (int i = 0; i < n; i++) {
-        int64_t run = parts[i]->dims[axis] * inner;
-        int64_t dims[2] = {outer, run};
-        char *wp = (char *)whole->data + (size_t)at * es;
-        at += run;
-        if (outer * run == 0)
-            continue;
-        dm_job J = {.g = {.n_ops = 2}, .es = es};
-        J.g.s[w][0] = wrow;
-        J.g.s[1 - w][0] = run;
-        J.g.s[0][1] = J.g.s[1][1] = 1;
-        sm_cpu_loops_collapse(&J.g, 2, dims);
-        J.y = to_whole ? wp : parts[i]->data;
-        J.x[0] = to_whole ? parts[i]->data : wp;
-        dm_launch(&J, dm_copy_items, tp, (int64_t)parts[i]->nbytes);
+        J.run[i] = (size_t)(parts[i]->dims[axis] * inner) * es;
+        J.woff[i] = at;
+        at += J.run[i];
     }
+    J.wrow = at;
+    int64_t items = outer * n;
+    if (whole->numel == 0)
+        return SMELT_OK;
+    if (sm_threadpool_size(tp) > 1 && items > 1 &&
+        (int64_t)whole->nbytes >= DM_PAR_BYTES)
+        sm_parallel_for(tp, items, sm_cpu_chunk(items, tp), parts_items, &J);
+    else
+        parts_items(&J, 0, items, 0);
     return SMELT_OK;
 }
 
