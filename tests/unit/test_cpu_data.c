@@ -219,6 +219,13 @@ static void test_where(void **state)
                 ck_rand(1, D(6), 6));
     check_where(mask(1, D(11), 4), ck_rand(2, D(3, 1), 7),
                 ck_rand(2, D(1, 11), 8));
+    /* a scalar second source; both scalars; i32 */
+    check_where(mask(2, D(4, 7), 5), ck_rand(2, D(4, 7), 9),
+                nn_tensor(F32, 0, NULL, V(0.5)));
+    check_where(mask(1, D(9), 6), nn_tensor(F32, 0, NULL, V(2)),
+                nn_tensor(F32, 1, D(1), V(-3)));
+    check_where(mask(2, D(3, 6), 7), nn_pattern(I32, 2, D(3, 6), 1),
+                nn_pattern(I32, 2, D(3, 6), 2));
     /* element sizes 1, 2, 8 */
     smelt_dtype dts[] = {I8, BF16, I64, F64};
     for (int i = 0; i < N_OF(dts); i++)

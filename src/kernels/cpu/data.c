@@ -405,6 +405,38 @@ static int where_supports(const sm_kernel_desc *d)
                c[i * sc] ? a + i * sa * (ES) : b + i * sb * (ES), ES);         \
     break
 
+/* out[i] = c[i] ? a[i * sa] : b[i * sb] for 4-byte elements: a mask
+ * blend, which the compiler vectorizes where sa and sb are constants. */
+static inline void where4(char *y, const unsigned char *c, const char *a,
+                          int64_t sa, const char *b, int64_t sb, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t m = 0u - (uint32_t)(c[i] != 0), va, vb;
+        memcpy(&va, a + i * sa * 4, 4);
+        memcpy(&vb, b + i * sb * 4, 4);
+        va = (va & m) | (vb & ~m);
+        memcpy(y + i * 4, &va, 4);
+    }
+}
+
+/* where4 for a contiguous condition and sources whose strides are 0 or 1
+ * (f32 under a mask, like gpt's causal one): one copy per stride pair,
+ * so each loop vectorizes. Returns 0 for other strides. */
+static int where4_fast(char *y, const unsigned char *c, int64_t sc,
+                       const char *a, int64_t sa, const char *b, int64_t sb,
+                       int64_t n)
+{
+    if (sc != 1 || (sa | sb) & ~(int64_t)1)
+        return 0;
+    switch (sa * 2 + sb) {
+    case 0: where4(y, c, a, 0, b, 0, n); break;
+    case 1: where4(y, c, a, 0, b, 1, n); break;
+    case 2: where4(y, c, a, 1, b, 0, n); break;
+    default: where4(y, c, a, 1, b, 1, n); break;
+    }
+    return 1;
+}
+
 /* Items [begin, end) of a Where: a select of whole elements per row. */
 static void where_items(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -423,7 +455,10 @@ static void where_items(void *arg, int64_t begin, int64_t end, int tid)
         switch (es) {
         case 1: WHERE_LOOP(1);
         case 2: WHERE_LOOP(2);
-        case 4: WHERE_LOOP(4);
+        case 4:
+            if (where4_fast(y, c, sc, a, sa, b, sb, n))
+                break;
+            WHERE_LOOP(4);
         case 8: WHERE_LOOP(8);
         default:
             for (int64_t i = 0; i < n; i++)
@@ -444,6 +479,9 @@ static smelt_status where_run(const sm_kargs *a, void *packed,
     sm_tensor *y = a->out[0];
     int r[3];
     const int64_t *dims[3];
+    if (a->n_in != 3)
+        return sm_err(a->ctx, SMELT_ERR_INVALID_ARG,
+                      "Where: expected 3 inputs, got %d", a->n_in);
     for (int k = 0; k < 3; k++) {
         r[k] = a->in[k]->ndim;
         dims[k] = a->in[k]->dims;
