@@ -3,11 +3,13 @@
  * reference kernel of the same op on the same inputs and compares them,
  * for every ISA this machine has (each registry entry is bound to one
  * ISA's table, so calling the avx512, avx2 and scalar entries forces each
- * path), with no pool and with pools of 2 and 3 threads, with and
- * without prepacked constant inputs. Outputs start as NaN, so an element
- * the kernel forgets to write fails the comparison.
+ * path; a data-movement kernel has one entry, CK_ONE), with no pool and
+ * with pools of 2 and 3 threads, with and without prepacked constant
+ * inputs. Outputs start as NaN (integer outputs as bytes 0xa5, a value
+ * the tests' inputs do not hold), so an element the kernel forgets to
+ * write fails the comparison.
  *
- * Used by test_cpu_kernels.c and test_cpu_ops.c.
+ * Used by test_cpu_kernels.c, test_cpu_ops.c and test_cpu_data.c.
  */
 #ifndef SM_CPU_HARNESS_H
 #define SM_CPU_HARNESS_H
@@ -29,6 +31,10 @@
     ((const sm_cpu_kernel *const[]){&sm_cpu_##name##_avx512,                   \
                                     &sm_cpu_##name##_avx2,                     \
                                     &sm_cpu_##name##_scalar})
+
+/* A kernel with one portable entry (data movement, kernels/cpu/data.c),
+ * in the three-entry form ck_check takes (NULL entries are skipped). */
+#define CK_ONE(sym) ((const sm_cpu_kernel *const[]){&sym, NULL, NULL})
 
 /* Uniform values in [-1, 1) from a seeded LCG (reproducible). */
 static inline sm_tensor *ck_rand(int ndim, const int64_t *dims, unsigned seed)
@@ -177,7 +183,7 @@ static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
     ck_reference(op, n_in, in, n_out, &at, want);
     for (int e = 0; e < 3; e++) {
         const sm_cpu_kernel *k = ks[e];
-        if (!ck_have(k))
+        if (!k || !ck_have(k))
             continue;
         for (int p = 0; p < 3; p++) {
             int threads = sm_threadpool_size(ck_pools[p]);
@@ -201,8 +207,11 @@ static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
                 for (int j = 0; j < n_out; j++) {
                     got[j] = nn_tensor(want[j]->dtype, want[j]->ndim,
                                        want[j]->dims, NULL);
-                    for (int64_t i = 0; i < got[j]->numel; i++)
-                        sm_store_f64(got[j]->dtype, got[j]->data, i, NAN);
+                    if (!sm_dtype_is_float(got[j]->dtype))
+                        memset(got[j]->data, 0xa5, got[j]->nbytes);
+                    else
+                        for (int64_t i = 0; i < got[j]->numel; i++)
+                            sm_store_f64(got[j]->dtype, got[j]->data, i, NAN);
                 }
                 size_t wsb = k->workspace ? k->workspace(&d, threads) : 0;
                 void *ws =

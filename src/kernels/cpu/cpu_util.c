@@ -37,6 +37,49 @@ int sm_cpu_bcast_strides(int tr, const int64_t *td, int yr, const int64_t *yd,
     return 1;
 }
 
+/* In place: dim d's strides move to slot n - 1 <= d, so s[k][d] is still
+ * dim d's when it is read. */
+void sm_cpu_loops_collapse(sm_cpu_loops *g, int nd, const int64_t *dims)
+{
+    int n_ops = g->n_ops;
+    SM_ASSERT(n_ops >= 1 && n_ops <= SM_CPU_LOOP_OPS);
+    g->nd = 0;
+    for (int d = 0; d < nd; d++) {
+        if (dims[d] == 1)
+            continue;
+        int n = g->nd, merge = n > 0;
+        for (int k = 0; merge && k < n_ops; k++)
+            merge = g->s[k][n - 1] == g->s[k][d] * dims[d];
+        if (merge) {
+            g->dims[n - 1] *= dims[d];
+        } else {
+            g->dims[n] = dims[d];
+            g->nd++;
+            n++;
+        }
+        for (int k = 0; k < n_ops; k++)
+            g->s[k][n - 1] = g->s[k][d];
+    }
+    if (g->nd == 0) {
+        g->nd = 1;
+        g->dims[0] = 1;
+        for (int k = 0; k < n_ops; k++)
+            g->s[k][0] = 0;
+    }
+}
+
+void sm_cpu_loops_offsets(const sm_cpu_loops *g, int64_t r, int64_t *off)
+{
+    for (int k = 0; k < g->n_ops; k++)
+        off[k] = 0;
+    for (int d = g->nd - 2; d >= 0; d--) {
+        int64_t i = r % g->dims[d];
+        r /= g->dims[d];
+        for (int k = 0; k < g->n_ops; k++)
+            off[k] += i * g->s[k][d];
+    }
+}
+
 int sm_cpu_epi_act(const sm_attrs *at, sm_gemm_epi *e)
 {
     sm_act act;

@@ -26,6 +26,30 @@ int sm_cpu_all_f32(const sm_kernel_desc *d);
 int sm_cpu_bcast_strides(int tr, const int64_t *td, int yr, const int64_t *yd,
                          int64_t *out);
 
+/*
+ * Loops over an output shape that several operands step through, each
+ * with its own element strides (0 broadcasts, negative walks backwards):
+ * dims of size 1 dropped and adjacent dims merged wherever every operand
+ * steps through them as one (stride of the outer = stride of the inner x
+ * its size), so the innermost loop is as long as it can be. Always at
+ * least one dim. Elementwise and data-movement kernels share it.
+ */
+#define SM_CPU_LOOP_OPS 4
+typedef struct sm_cpu_loops {
+    int nd, n_ops;
+    int64_t dims[SMELT_MAX_DIMS];
+    int64_t s[SM_CPU_LOOP_OPS][SMELT_MAX_DIMS];
+} sm_cpu_loops;
+
+/* Collapses, in place, the loops over a rank-nd shape (dims) whose
+ * g->n_ops operands (at most SM_CPU_LOOP_OPS) have strides
+ * g->s[k][0..nd) on entry. */
+void sm_cpu_loops_collapse(sm_cpu_loops *g, int nd, const int64_t *dims);
+
+/* The element offset of each operand at outer iteration r, r a row-major
+ * index over every dim but the last. */
+void sm_cpu_loops_offsets(const sm_cpu_loops *g, int64_t r, int64_t *off);
+
 /* The fused activation of a node (attributes activation,
  * activation_alpha, activation_beta) into an epilogue; 0 when the
  * attributes are bad (the reference kernel reports them). */

@@ -122,52 +122,22 @@ UNARY_OP(reciprocal, SM_UNARY_RECIP, unary_supports)
 
 /* ---- binary with broadcasting -------------------------------------------- */
 
-/* A broadcast binary op as collapsed loops: dims[0..nd) with the two
- * inputs' strides; the last dim's strides are 0 or 1. */
-typedef struct bin_geom {
-    int nd;
-    int64_t dims[SMELT_MAX_DIMS];
-    int64_t s[2][SMELT_MAX_DIMS];
-} bin_geom;
-
-/* Broadcast strides of both inputs onto Y, then adjacent dims merged
- * whenever both inputs step through them as one (stride of the outer =
- * stride of the inner x its size, for each input). */
+/* Broadcast strides of both inputs onto Y (operands 0 and 1 of g), as
+ * collapsed loops whose last dim's strides are 0 or 1. */
 static int bin_analyze(int ra, const int64_t *da, int rb, const int64_t *db,
-                       int ry, const int64_t *dy, bin_geom *g)
+                       int ry, const int64_t *dy, sm_cpu_loops *g)
 {
-    int64_t s[2][SMELT_MAX_DIMS];
-    if (!sm_cpu_bcast_strides(ra, da, ry, dy, s[0]) ||
-        !sm_cpu_bcast_strides(rb, db, ry, dy, s[1]))
+    g->n_ops = 2;
+    if (!sm_cpu_bcast_strides(ra, da, ry, dy, g->s[0]) ||
+        !sm_cpu_bcast_strides(rb, db, ry, dy, g->s[1]))
         return 0;
-    g->nd = 0;
-    for (int d = 0; d < ry; d++) {
-        if (dy[d] == 1)
-            continue;
-        int n = g->nd;
-        if (n > 0 && g->s[0][n - 1] == s[0][d] * dy[d] &&
-            g->s[1][n - 1] == s[1][d] * dy[d]) {
-            g->dims[n - 1] *= dy[d];
-            g->s[0][n - 1] = s[0][d];
-            g->s[1][n - 1] = s[1][d];
-            continue;
-        }
-        g->dims[n] = dy[d];
-        g->s[0][n] = s[0][d];
-        g->s[1][n] = s[1][d];
-        g->nd++;
-    }
-    if (g->nd == 0) {
-        g->nd = 1;
-        g->dims[0] = 1;
-        g->s[0][0] = g->s[1][0] = 0;
-    }
+    sm_cpu_loops_collapse(g, ry, dy);
     return 1;
 }
 
 static int binary_supports(const sm_kernel_desc *d)
 {
-    bin_geom g;
+    sm_cpu_loops g;
     return d->n_in == 2 && d->n_out == 1 && sm_cpu_all_f32(d) &&
            bin_analyze(d->in[0].ndim, d->in[0].dims, d->in[1].ndim,
                        d->in[1].dims, d->out[0].ndim, d->out[0].dims, &g);
@@ -176,7 +146,7 @@ static int binary_supports(const sm_kernel_desc *d)
 typedef struct bin_job {
     const sm_cpu_ops *ops;
     int op;
-    bin_geom g;
+    sm_cpu_loops g;
     const float *a, *b;
     float *y;
     int64_t rows; /* product of all dims but the last */
@@ -187,18 +157,12 @@ static void bin_rows(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const bin_job *J = arg;
-    const bin_geom *g = &J->g;
+    const sm_cpu_loops *g = &J->g;
     int last = g->nd - 1;
-    int64_t n = g->dims[last];
+    int64_t n = g->dims[last], off[2];
     for (int64_t r = begin; r < end; r++) {
-        int64_t oa = 0, ob = 0, rem = r;
-        for (int d = last - 1; d >= 0; d--) {
-            int64_t i = rem % g->dims[d];
-            rem /= g->dims[d];
-            oa += i * g->s[0][d];
-            ob += i * g->s[1][d];
-        }
-        J->ops->binary(J->op, J->a + oa, g->s[0][last], J->b + ob,
+        sm_cpu_loops_offsets(g, r, off);
+        J->ops->binary(J->op, J->a + off[0], g->s[0][last], J->b + off[1],
                        g->s[1][last], J->y + r * n, n);
     }
 }

@@ -132,34 +132,83 @@ int sm_slice_whole(int64_t start, int64_t end, int64_t step)
     return 0;
 }
 
-/* Slice(data, starts, ends, axes?, steps?): each output element reads
- * input index first + i * step along every axis. */
-smelt_status sm_ref_slice(const sm_kargs *a)
+smelt_status sm_slice_geom(const sm_kargs *a, int64_t *first, int64_t *step)
 {
-    const sm_tensor *x = a->in[0];
-    sm_tensor *y = a->out[0];
-    int64_t start[SMELT_MAX_DIMS], end[SMELT_MAX_DIMS], step[SMELT_MAX_DIMS];
+    const sm_tensor *x = a->in[0], *y = a->out[0];
+    int64_t start[SMELT_MAX_DIMS], end[SMELT_MAX_DIMS], count;
     SM_TRY(sm_slice_read(a->ctx, x->ndim, a->in[1], a->in[2], opt_in(a, 3),
                          opt_in(a, 4), start, end, step));
-    if (y->ndim != x->ndim)
+    if (y->ndim != x->ndim || y->dtype != x->dtype)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "Slice: output rank %d differs from input rank %d",
-                      y->ndim, x->ndim);
-    sm_affine m;
-    int64_t count;
-    sm_affine_init(&m, x->ndim);
-    sm_strides(x->ndim, x->dims, m.stride);
+                      "Slice: output %s of rank %d does not match input %s "
+                      "of rank %d",
+                      smelt_dtype_name(y->dtype), y->ndim,
+                      smelt_dtype_name(x->dtype), x->ndim);
     for (int d = 0; d < x->ndim; d++) {
-        sm_slice_dim(x->dims[d], start[d], end[d], step[d], &m.first[d],
-                     &count);
-        m.step[d] = step[d];
+        sm_slice_dim(x->dims[d], start[d], end[d], step[d], &first[d], &count);
         if (count != y->dims[d])
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "Slice: axis %d gives %lld elements but the output "
                           "has %lld",
                           d, (long long)count, (long long)y->dims[d]);
     }
-    sm_layout_copy(y, x, sm_affine_src, &m, NULL);
+    return SMELT_OK;
+}
+
+/* Slice(data, starts, ends, axes?, steps?): each output element reads
+ * input index first + i * step along every axis. */
+smelt_status sm_ref_slice(const sm_kargs *a)
+{
+    const sm_tensor *x = a->in[0];
+    sm_affine m;
+    sm_affine_init(&m, x->ndim);
+    SM_TRY(sm_slice_geom(a, m.first, m.step));
+    sm_strides(x->ndim, x->dims, m.stride);
+    sm_layout_copy(a->out[0], x, sm_affine_src, &m, NULL);
+    return SMELT_OK;
+}
+
+smelt_status sm_gather_check(smelt_ctx_t *ctx, const sm_tensor *x,
+                             const sm_tensor *ind, const sm_tensor *y,
+                             const sm_attrs *at, sm_gather_geom *g)
+{
+    int64_t axis = sm_attrs_int(at, "axis", 0);
+    if (axis < -x->ndim || axis >= x->ndim)
+        return sm_err(ctx, SMELT_ERR_RUNTIME,
+                      "Gather: axis %lld is out of range for rank %d",
+                      (long long)axis, x->ndim);
+    if (axis < 0)
+        axis += x->ndim;
+    if (ind->dtype != SMELT_DTYPE_I32 && ind->dtype != SMELT_DTYPE_I64)
+        return sm_err(ctx, SMELT_ERR_RUNTIME,
+                      "Gather: indices must be i32 or i64, got %s",
+                      smelt_dtype_name(ind->dtype));
+    int64_t dim = x->dims[axis];
+    g->axis = (int)axis;
+    g->dim = dim;
+    g->outer = g->inner = 1;
+    for (int d = 0; d < axis; d++)
+        g->outer *= x->dims[d];
+    for (int d = (int)axis + 1; d < x->ndim; d++)
+        g->inner *= x->dims[d];
+    int ok = y->ndim == x->ndim + ind->ndim - 1 && y->dtype == x->dtype;
+    for (int d = 0; ok && d < y->ndim; d++) {
+        int64_t want = d < axis               ? x->dims[d]
+                       : d < axis + ind->ndim ? ind->dims[d - axis]
+                                              : x->dims[d - ind->ndim + 1];
+        ok = y->dims[d] == want;
+    }
+    if (!ok)
+        return sm_err(ctx, SMELT_ERR_RUNTIME,
+                      "Gather: output shape does not match data and indices");
+    for (int64_t j = 0; j < ind->numel; j++) {
+        int64_t k = sm_load_i64(ind->dtype, ind->data, j);
+        if (k < -dim || k >= dim)
+            return sm_err(ctx, SMELT_ERR_RUNTIME,
+                          "Gather: index %lld is out of range for axis %lld "
+                          "of size %lld",
+                          (long long)k, (long long)axis, (long long)dim);
+    }
     return SMELT_OK;
 }
 
@@ -169,48 +218,16 @@ smelt_status sm_ref_gather(const sm_kargs *a)
 {
     const sm_tensor *x = a->in[0], *ind = a->in[1];
     sm_tensor *y = a->out[0];
-    int64_t axis = sm_attrs_int(&a->attrs, "axis", 0);
-    if (axis < -x->ndim || axis >= x->ndim)
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "Gather: axis %lld is out of range for rank %d",
-                      (long long)axis, x->ndim);
-    if (axis < 0)
-        axis += x->ndim;
-    if (ind->dtype != SMELT_DTYPE_I32 && ind->dtype != SMELT_DTYPE_I64)
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "Gather: indices must be i32 or i64, got %s",
-                      smelt_dtype_name(ind->dtype));
-    int64_t outer = 1, inner = 1, dim = x->dims[axis];
-    for (int d = 0; d < axis; d++)
-        outer *= x->dims[d];
-    for (int d = (int)axis + 1; d < x->ndim; d++)
-        inner *= x->dims[d];
-    int ok = y->ndim == x->ndim + ind->ndim - 1;
-    for (int d = 0; ok && d < y->ndim; d++) {
-        int64_t want = d < axis               ? x->dims[d]
-                       : d < axis + ind->ndim ? ind->dims[d - axis]
-                                              : x->dims[d - ind->ndim + 1];
-        ok = y->dims[d] == want;
-    }
-    if (!ok)
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "Gather: output shape does not match data and indices");
-    for (int64_t j = 0; j < ind->numel; j++) {
-        int64_t k = sm_load_i64(ind->dtype, ind->data, j);
-        if (k < -dim || k >= dim)
-            return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                          "Gather: index %lld is out of range for axis %lld "
-                          "of size %lld",
-                          (long long)k, (long long)axis, (long long)dim);
-    }
-    size_t row = (size_t)inner * smelt_dtype_size(x->dtype);
-    for (int64_t o = 0; o < outer; o++)
+    sm_gather_geom g;
+    SM_TRY(sm_gather_check(a->ctx, x, ind, y, &a->attrs, &g));
+    size_t row = (size_t)g.inner * smelt_dtype_size(x->dtype);
+    for (int64_t o = 0; o < g.outer; o++)
         for (int64_t j = 0; j < ind->numel; j++) {
             int64_t k = sm_load_i64(ind->dtype, ind->data, j);
             if (k < 0)
-                k += dim;
+                k += g.dim;
             memcpy((char *)y->data + (size_t)(o * ind->numel + j) * row,
-                   (const char *)x->data + (size_t)(o * dim + k) * row, row);
+                   (const char *)x->data + (size_t)(o * g.dim + k) * row, row);
         }
     return SMELT_OK;
 }

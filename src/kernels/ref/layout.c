@@ -98,11 +98,9 @@ smelt_status sm_ref_transpose(const sm_kargs *a)
     return SMELT_OK;
 }
 
-/* Concat and Split: `whole` is the parts laid side by side along axis.
- * Checks the shapes agree, then copies every part's rows into the whole
- * (to_whole) or out of it. */
-static smelt_status move_parts(const sm_kargs *a, sm_tensor *whole,
-                               sm_tensor *const *parts, int n, int to_whole)
+smelt_status sm_parts_check(const sm_kargs *a, const sm_tensor *whole,
+                            sm_tensor *const *parts, int n, int *axis_out,
+                            int64_t *outer, int64_t *inner)
 {
     int64_t axis = sm_attrs_int(&a->attrs, "axis", 0);
     int r = whole->ndim;
@@ -124,11 +122,23 @@ static smelt_status move_parts(const sm_kargs *a, sm_tensor *whole,
     }
     if (total != whole->dims[axis])
         return bad_out(a, "the inputs");
-    int64_t outer = 1, inner = 1;
+    *axis_out = (int)axis;
+    *outer = *inner = 1;
     for (int d = 0; d < axis; d++)
-        outer *= whole->dims[d];
+        *outer *= whole->dims[d];
     for (int d = (int)axis + 1; d < r; d++)
-        inner *= whole->dims[d];
+        *inner *= whole->dims[d];
+    return SMELT_OK;
+}
+
+/* Concat and Split: `whole` is the parts laid side by side along axis.
+ * Copies every part's rows into the whole (to_whole) or out of it. */
+static smelt_status move_parts(const sm_kargs *a, sm_tensor *whole,
+                               sm_tensor *const *parts, int n, int to_whole)
+{
+    int axis;
+    int64_t outer, inner;
+    SM_TRY(sm_parts_check(a, whole, parts, n, &axis, &outer, &inner));
     size_t es = smelt_dtype_size(whole->dtype);
     char *w = whole->data;
     for (int64_t o = 0; o < outer; o++)

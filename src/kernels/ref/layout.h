@@ -11,6 +11,7 @@
 #include "core/attr.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "kernels/kernel.h"
 
 /* Where output element idx (a multi-index over the output) comes from:
  * an element offset into the input, or -1 for the fill value. */
@@ -44,9 +45,37 @@ smelt_status sm_slice_read(smelt_ctx_t *ctx, int ndim, const sm_tensor *starts,
  * count from the end, then clamp): the first index read and the count. */
 void sm_slice_dim(int64_t dim, int64_t start, int64_t end, int64_t step,
                   int64_t *first, int64_t *count);
+/* A Slice node's source map, checked before anything is read: reads
+ * a->in[1..4] (starts, ends, axes?, steps?) and gives, per axis of the
+ * input, the first index read and the step, after checking that the
+ * output a->out[0] has the input's dtype and rank and the sliced sizes.
+ * The reference and the CPU kernel share it. */
+smelt_status sm_slice_geom(const sm_kargs *a, int64_t *first, int64_t *step);
 /* Whether (start, end, step) keeps a whole axis of any size, in order or
  * reversed (what exporters write with INT64_MAX / INT64_MIN ends). */
 int sm_slice_whole(int64_t start, int64_t end, int64_t step);
+
+/* Concat and Split: checks that the parts (n tensors, NULL refused) laid
+ * side by side along the axis attribute make `whole` (rank, dtype, every
+ * other dim, the sizes along axis adding up); gives the normalized axis
+ * and the element counts before and after it. The reference and the CPU
+ * kernels share it. */
+smelt_status sm_parts_check(const sm_kargs *a, const sm_tensor *whole,
+                            sm_tensor *const *parts, int n, int *axis,
+                            int64_t *outer, int64_t *inner);
+
+/* Gather's geometry: the data seen as [outer, dim, inner] around axis. */
+typedef struct sm_gather_geom {
+    int axis; /* normalized to [0, rank) */
+    int64_t outer, dim, inner;
+} sm_gather_geom;
+/* Checks a Gather node before it reads anything: the axis attribute of
+ * `at` within x's rank, integer (i32, i64) indices, y's dtype and shape
+ * (data[:axis] + indices.shape + data[axis+1:]) and every index within
+ * [-dim, dim); fills g. The reference and the CPU kernel share it. */
+smelt_status sm_gather_check(smelt_ctx_t *ctx, const sm_tensor *x,
+                             const sm_tensor *ind, const sm_tensor *y,
+                             const sm_attrs *at, sm_gather_geom *g);
 
 /* Pad modes. */
 typedef enum sm_pad_mode {
