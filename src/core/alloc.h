@@ -19,6 +19,14 @@ char *sm_strndup(const char *s, size_t n);
 /* Allocations larger than this fail (a guard against hostile sizes). */
 #define SM_ALLOC_LIMIT ((size_t)16 << 30)
 
+/* Huge pages for long-lived, large, streamed buffers (packed weights):
+ * SM_HUGE_ALIGN is the alignment to give them; sm_advise_huge asks the
+ * OS (Linux transparent huge pages, madvise mode) to back the whole
+ * SM_HUGE_ALIGN-aligned pages inside [p, p + n) with huge pages. Call it
+ * before touching the memory. A hint: does nothing where unsupported. */
+#define SM_HUGE_ALIGN ((size_t)2 << 20)
+void sm_advise_huge(void *p, size_t n);
+
 /* Make the n-th allocation from now (0-based) and all after it fail;
  * n < 0 disables injection. Returns the number of allocations made since
  * the last call, which lets a test walk every failure point. */

@@ -92,7 +92,11 @@ smelt_status smelt_session_init(smelt_ctx_t *ctx, const smelt_plan_t *p,
     for (int j = 0; j < p->n_steps; j++)
         n_args += (size_t)p->steps[j].n_in + (size_t)p->steps[j].n_out;
     size_t nv = (size_t)p->g->n_values + 1, ns = (size_t)p->n_slots + 1;
-    s->arena_raw = sm_malloc((size_t)p->arena_bytes + 64);
+    /* An arena of several MiB (a CNN's activations, touched by every
+     * step) starts on a huge page and asks for huge pages (alloc.h). */
+    size_t align =
+        (size_t)p->arena_bytes >= 2 * SM_HUGE_ALIGN ? SM_HUGE_ALIGN : 64;
+    s->arena_raw = sm_malloc((size_t)p->arena_bytes + align);
     s->views = sm_calloc(ns, sizeof *s->views);
     s->owned = sm_calloc(ns, sizeof *s->owned);
     s->args = sm_calloc(n_args + 1, sizeof *s->args);
@@ -105,8 +109,11 @@ smelt_status smelt_session_init(smelt_ctx_t *ctx, const smelt_plan_t *p,
         !s->env_owned || !s->t0 || !s->t1)
         st = sm_err_nomem(ctx);
     if (st == SMELT_OK) {
-        uintptr_t a = ((uintptr_t)s->arena_raw + 63) & ~(uintptr_t)63;
+        uintptr_t a =
+            ((uintptr_t)s->arena_raw + align - 1) & ~(uintptr_t)(align - 1);
         s->arena = (char *)a;
+        if (align > 64)
+            sm_advise_huge(s->arena, (size_t)p->arena_bytes);
         for (int i = 0; i < p->n_slots; i++) {
             const sm_slot *sl = &p->slots[i];
             if (sl->kind == SM_SLOT_CONST) {

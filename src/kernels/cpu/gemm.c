@@ -23,6 +23,9 @@ double sm_gemm_set_parallel_threshold(double flops)
  * threads: reading it dominates, and two cores read faster than one. */
 #define SM_GEMM_STREAM_B (1024.0 * 1024.0)
 
+/* Packs of at least this many bytes are laid on huge pages. */
+#define SM_GEMM_HUGE_MIN ((size_t)4 << 20)
+
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 
 sm_gemm_epi sm_gemm_epi_none(void)
@@ -53,18 +56,26 @@ smelt_status sm_gemm_pack_new(smelt_ctx_t *ctx, const sm_cpu_ops *ops, int is_a,
     int64_t depth = is_a ? cols : rows, width = is_a ? rows : cols;
     int64_t tile = is_a ? ops->mr : ops->nr;
     int64_t per = round_up(width, tile) * depth;
-    size_t bytes = ALIGN64(sizeof(sm_gemm_pack)) + (size_t)(per * count) * 4;
+    size_t data_bytes = (size_t)(per * count) * 4;
+    size_t bytes = ALIGN64(sizeof(sm_gemm_pack)) + data_bytes;
     if (rows < 0 || cols < 0 || count < 0 || bytes > SM_ALLOC_LIMIT)
         return sm_err(ctx, SMELT_ERR_LIMIT,
                       "gemm: packing %lld matrices of %lld x %lld is too "
                       "large",
                       (long long)count, (long long)rows, (long long)cols);
-    char *blk = sm_malloc(bytes + 64);
+    /* Large packs (an MLP's or a classifier's weights, read front to
+     * back on every run) start on a huge page and ask for huge pages:
+     * streaming them then takes one TLB entry per 2 MiB, not per 4 KiB. */
+    int huge = data_bytes >= SM_GEMM_HUGE_MIN;
+    size_t align = huge ? SM_HUGE_ALIGN : 64;
+    char *blk = sm_malloc(bytes + align);
     if (!blk)
         return sm_err_nomem(ctx);
     sm_gemm_pack *p = (sm_gemm_pack *)blk;
     uintptr_t at = (uintptr_t)(blk + ALIGN64(sizeof(sm_gemm_pack)));
-    p->data = (float *)((at + 63) & ~(uintptr_t)63);
+    p->data = (float *)((at + align - 1) & ~(uintptr_t)(align - 1));
+    if (huge)
+        sm_advise_huge(p->data, data_bytes);
     p->ops = ops;
     p->is_a = is_a;
     p->rows = rows;
