@@ -28,6 +28,15 @@ static void test_maxpool(void **state)
                    A_INTS("dilations", 2, 1), A_INTS("pads", 0, 1, 1, 2),
                    A_INTS("strides", 2, 1)),
              CK_ENTRIES(maxpool), 0, 0, 0);
+    /* rows of several vector pairs; a 9x9 window (81 taps: the
+     * tap-by-tap path) */
+    CK_CHECK(SM_OP_MaxPool, 1, ((sm_tensor *[]){ck_rand(4, D(1, 2, 9, 77), 7)}),
+             1, ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("pads", 1, 1, 1, 1)),
+             CK_ENTRIES(maxpool), 0, 0, 0);
+    CK_CHECK(SM_OP_MaxPool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(1, 2, 20, 21), 8)}), 1,
+             ATTRS(A_INTS("kernel_shape", 9, 9), A_INTS("pads", 4, 4, 4, 4)),
+             CK_ENTRIES(maxpool), 0, 0, 0);
 }
 
 static void test_avgpool(void **state)

@@ -129,6 +129,9 @@ typedef struct sm_cpu_ops {
                          int64_t n);
     /* y[i] = max(y[i], x[i * sx]) for i in [0, n). */
     void (*max_strided)(const float *x, int64_t sx, float *y, int64_t n);
+    /* y[i] = max over t of taps[t][i] for i in [0, n) (a max pooling
+     * output row). */
+    void (*max_taps)(const float *const *taps, int ntaps, float *y, int64_t n);
     /* d[j] = x[2 j] for j < n (stride-2 row splits, rowsplit.h). */
     void (*gather2)(const float *x, float *d, int64_t n);
     /* y[i] = act(bias + sum over t of w[t] * taps[t][i]) (a depthwise

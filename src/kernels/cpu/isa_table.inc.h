@@ -34,6 +34,7 @@ const sm_cpu_ops SM_ISA_CAT(sm_cpu_ops_, SM_ISA_SUFFIX) = {
     .layernorm_row = layernorm_row,
     .axpy_strided = axpy_strided,
     .max_strided = max_strided,
+    .max_taps = max_taps,
     .gather2 = gather2,
     .dw_row = dw_row,
     .wino_in = wino_in,

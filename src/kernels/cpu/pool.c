@@ -19,6 +19,10 @@
 #include "kernels/cpu/rowsplit.h"
 #include "kernels/ref/window.h"
 
+/* Max pooling windows of at most this many taps (per output row) take
+ * the one-pass path (cpu_ops.h max_taps). */
+#define POOL_MAX_TAPS 64
+
 typedef struct pool_job {
     const sm_cpu_ops *ops;
     sm_window w;
@@ -29,6 +33,7 @@ typedef struct pool_job {
     int64_t H, W, OH, OW;
     char *ws;
     size_t per_thread;
+    int64_t kx_off[POOL_MAX_TAPS]; /* split-row offset of each kx */
 } pool_job;
 
 /* Kernel taps of one dim at output o that land in [0, in) (*lo..*hi as
@@ -64,6 +69,19 @@ static void pool_row(const pool_job *J, const float *buf, float *yr, int64_t oy)
     const sm_window *w = &J->w;
     int64_t ylo, yhi, ypad, row = sm_rowsplit_len(&J->rs);
     taps_1d(w, 0, oy, &ylo, &yhi, &ypad);
+    int64_t ntaps = (yhi - ylo) * w->kernel[1];
+    if (J->is_max && ntaps > 0 && ntaps <= POOL_MAX_TAPS) {
+        /* all taps at once, the maximum in registers */
+        const float *taps[POOL_MAX_TAPS];
+        for (int64_t ky = ylo; ky < yhi; ky++) {
+            const float *r =
+                buf + (oy * w->stride[0] - w->pad0[0] + ky * w->dil[0]) * row;
+            for (int64_t kx = 0; kx < w->kernel[1]; kx++)
+                taps[(ky - ylo) * w->kernel[1] + kx] = r + J->kx_off[kx];
+        }
+        J->ops->max_taps(taps, (int)ntaps, yr, J->OW);
+        return;
+    }
     float init = J->is_max ? -INFINITY : 0.0f;
     for (int64_t ox = 0; ox < J->OW; ox++)
         yr[ox] = init;
@@ -185,6 +203,8 @@ static smelt_status pool_run(const sm_cpu_ops *ops, const sm_kargs *a,
         sm_rowsplit_init(&J.rs, J.OW, J.w.kernel[1], J.w.stride[1], J.w.dil[1],
                          J.w.pad0[1], J.W, ops->gather2);
         J.per_thread = pool_per_thread(&J.rs, J.H);
+        for (int64_t kx = 0; kx < J.w.kernel[1] && kx < POOL_MAX_TAPS; kx++)
+            J.kx_off[kx] = sm_rowsplit_tap(&J.rs, kx);
         size_t need = (size_t)threads * J.per_thread + 64;
         if (!ws || a->workspace_bytes < need) {
             own = sm_malloc(need);

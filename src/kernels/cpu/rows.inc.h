@@ -256,6 +256,33 @@ static void axpy_strided(float w, const float *x, int64_t sx, float *y,
     }
 }
 
+/* y[i] = max over t < ntaps of taps[t][i], for i in [0, n): one output
+ * row of a max pooling whose taps are contiguous rows (pool.c pads and
+ * phase-splits the input), the running maximum kept in registers across
+ * the taps: one store per output instead of one per tap. */
+static void max_taps(const float *const *taps, int ntaps, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 2 * VL) {
+        int64_t c0 = n - i < VL ? n - i : VL;
+        int64_t c1 = n - i - VL < 0 ? 0 : n - i - VL < VL ? n - i - VL : VL;
+        V a0 = v_set1(-__builtin_inff()), a1 = a0;
+        for (int t = 0; t < ntaps; t++) {
+            const float *p = taps[t] + i;
+            a0 = v_max(a0, c0 == VL ? v_load(p) : v_loadn(p, c0));
+            if (c1)
+                a1 = v_max(a1, c1 == VL ? v_load(p + VL) : v_loadn(p + VL, c1));
+        }
+        if (c0 == VL)
+            v_store(y + i, a0);
+        else
+            v_storen(y + i, a0, c0);
+        if (c1 == VL)
+            v_store(y + i + VL, a1);
+        else if (c1)
+            v_storen(y + i + VL, a1, c1);
+    }
+}
+
 /* y[i] = max(y[i], x[i * sx]) over one output row of a max pool. */
 static void max_strided(const float *x, int64_t sx, float *y, int64_t n)
 {
