@@ -44,6 +44,19 @@ typedef struct sm_gemm_epi {
     float act_a, act_b;
 } sm_gemm_epi;
 
+/* The epilogue a micro-kernel applies while its tile is in registers:
+ * the common cases of sm_gemm_epi resolved for one tile by the driver
+ * (gemm.c), y = act(acc + row[i] + col[j] + res[i * ldr + j]) with act
+ * none, relu, relu6, clip or leakyrelu. */
+typedef struct sm_ukr_epi {
+    const float *row; /* one value per tile row, or NULL */
+    const float *col; /* one value per tile column, or NULL */
+    const float *res; /* a row-major term, rows ldr apart, or NULL */
+    int64_t ldr;
+    int act;
+    float act_a, act_b;
+} sm_ukr_epi;
+
 /* Elementwise unary functions: the activations (values of sm_act_kind,
  * reading act_a / act_b) followed by these. */
 enum {
@@ -83,9 +96,11 @@ typedef struct sm_cpu_ops {
     int mr, nr; /* register tile: mr rows x nr columns */
     /* C[mr x nr] (+)= A panel (kc x MR, MR floats per k) times B panel
      * (kc x NR): stores only the mr rows and nr columns of C (rows
-     * ldc apart); acc = 0 overwrites C, 1 adds to it. */
+     * ldc apart); acc = 0 overwrites C, 1 adds to it. fe (or NULL): the
+     * tile's epilogue, applied in registers before the store. */
     void (*gemm_ukr)(int64_t kc, const float *a, const float *b, float *c,
-                     int64_t ldc, int mr, int nr, int acc);
+                     int64_t ldc, int mr, int nr, int acc,
+                     const sm_ukr_epi *fe);
     /* Packs rows [i0, i0+m) x cols [k0, k0+kc) of A into ceil(m / MR)
      * panels of kc x MR floats (zero rows pad the last). */
     void (*gemm_pack_a)(const sm_matf *a, int64_t i0, int64_t m, int64_t k0,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "kernels/ref/fused.h"
 
 /* Work (flops) below which a product runs on the calling thread only. */
 static double min_parallel_flops = 4e6;
@@ -40,6 +41,55 @@ sm_gemm_epi sm_gemm_epi_none(void)
 static int epi_active(const sm_gemm_epi *e)
 {
     return e->alpha != 1.0f || e->t[0].p || e->t[1].p || e->act != 0;
+}
+
+/* How a term fits the micro-kernel's fused epilogue (sm_ukr_epi): 0
+ * absent, 1 one value per row, 2 one per column, 3 a row-major matrix,
+ * -1 not at all (scaled, scalar, or a strided row term). */
+static int term_kind(const sm_epi_term *t)
+{
+    if (!t->p)
+        return 0;
+    if (t->scale != 1.0f)
+        return -1;
+    if (t->cs == 0)
+        return t->rs == 1 ? 1 : -1;
+    return t->rs == 0 ? 2 : 3;
+}
+
+/* Whether the micro-kernel can apply e itself: no alpha, a cheap
+ * activation, and terms of distinct kinds it knows. */
+static int epi_fusable(const sm_gemm_epi *e)
+{
+    int k0 = term_kind(&e->t[0]), k1 = term_kind(&e->t[1]);
+    int act_ok = e->act == SM_ACT_NONE || e->act == SM_ACT_RELU ||
+                 e->act == SM_ACT_RELU6 || e->act == SM_ACT_CLIP ||
+                 e->act == SM_ACT_LEAKYRELU;
+    return e->alpha == 1.0f && act_ok && k0 >= 0 && k1 >= 0 &&
+           (k0 == 0 || k0 != k1);
+}
+
+/* e (offset for its batch element) as the fused epilogue of the tile at
+ * (i0, j0). */
+static void ukr_epi_for(const sm_gemm_epi *e, int64_t i0, int64_t j0,
+                        sm_ukr_epi *fe)
+{
+    memset(fe, 0, sizeof *fe);
+    fe->act = e->act;
+    fe->act_a = e->act_a;
+    fe->act_b = e->act_b;
+    for (int k = 0; k < 2; k++) {
+        const sm_epi_term *t = &e->t[k];
+        switch (term_kind(t)) {
+        case 1: fe->row = t->p + i0; break;
+        case 2: fe->col = t->p + j0; break;
+        case 3:
+            fe->res = t->p + i0 * t->rs + j0;
+            fe->ldr = t->rs;
+            break;
+        default: break;
+        }
+    }
 }
 
 static int64_t round_up(int64_t x, int64_t m)
@@ -149,6 +199,7 @@ typedef struct job {
     int64_t tm, tn; /* rows and columns per split (multiples of mr / nr) */
     char *ws;
     int epi;
+    int fuse_epi; /* the micro-kernel applies the epilogue (sm_ukr_epi) */
     const sm_gemm_pack *shared_b; /* B packed once for all tasks, or NULL */
     const sm_gemm_pack *shared_a; /* likewise A */
     size_t shared_bytes;          /* front of ws taken by a shared B or A */
@@ -242,9 +293,14 @@ static void run_rect(const job *J, int64_t b, int64_t m0, int64_t m1,
                         int cn = (int)(nc - jr < nr ? nc - jr : nr);
                         const float *bpp = bp + (jr / nr) * bstride;
                         float *ct = C + (ic + ir) * g->ldc + jc + jr;
+                        sm_ukr_epi fe, *fep = NULL;
+                        if (last && J->epi && J->fuse_epi) {
+                            ukr_epi_for(&e, ic + ir, jc + jr, &fe);
+                            fep = &fe;
+                        }
                         ops->gemm_ukr(kc, ap + (ir / mr) * astride, bpp, ct,
-                                      g->ldc, cm, cn, pc > 0);
-                        if (last && J->epi)
+                                      g->ldc, cm, cn, pc > 0, fep);
+                        if (last && J->epi && !J->fuse_epi)
                             ops->epi_tile(&e, ct, g->ldc, ic + ir, jc + jr, cm,
                                           cn);
                     }
@@ -396,7 +452,10 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         ws = own;
         ws_bytes = need;
     }
-    job J = {.ops = ops, .g = g, .epi = epi_active(&g->epi)};
+    job J = {.ops = ops,
+             .g = g,
+             .epi = epi_active(&g->epi),
+             .fuse_epi = epi_fusable(&g->epi)};
     J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
     choose_split(&J, batch, threads);
     int64_t ntasks = batch * J.sm * J.sn;

@@ -14,12 +14,72 @@
 #define GEMM_PF 8 /* k steps of B prefetched ahead */
 #endif
 
+/* The fused store epilogue on the tile in registers (acc already added):
+ * terms, then the activation; only the cheap activations are fused
+ * (gemm.c falls back to epi_tile for the others). */
+VINL void ukr_epi(const int M, V r[GEMM_MR][GEMM_NV], const sm_ukr_epi *fe,
+                  int nr)
+{
+    V cv[GEMM_NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < GEMM_NV; v++) {
+        int64_t n = nr - v * VL;
+        cv[v] = !fe->col || n <= 0 ? v_zero()
+                : n >= VL          ? v_load(fe->col + v * VL)
+                                   : v_loadn(fe->col + v * VL, n);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < M; i++) {
+        V rb = fe->row ? v_set1(fe->row[i]) : v_zero();
+        const float *ri = fe->res ? fe->res + i * fe->ldr : 0;
+#pragma GCC unroll 8
+        for (int v = 0; v < GEMM_NV; v++) {
+            int64_t n = nr - v * VL;
+            V x = v_add(r[i][v], v_add(rb, cv[v]));
+            if (ri && n > 0)
+                x = v_add(x, n >= VL ? v_load(ri + v * VL)
+                                     : v_loadn(ri + v * VL, n));
+            r[i][v] = x;
+        }
+    }
+    V lo = v_zero(), hi = v_set1(6.0f), sl = v_set1(fe->act_a);
+    switch (fe->act) {
+    case SM_ACT_CLIP:
+        lo = v_set1(fe->act_a);
+        hi = v_set1(fe->act_b);
+        /* fall through */
+    case SM_ACT_RELU6:
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++)
+#pragma GCC unroll 8
+            for (int v = 0; v < GEMM_NV; v++)
+                r[i][v] = v_min(hi, v_max(lo, r[i][v]));
+        break;
+    case SM_ACT_RELU:
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++)
+#pragma GCC unroll 8
+            for (int v = 0; v < GEMM_NV; v++)
+                r[i][v] = v_max(lo, r[i][v]);
+        break;
+    case SM_ACT_LEAKYRELU:
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++)
+#pragma GCC unroll 8
+            for (int v = 0; v < GEMM_NV; v++)
+                r[i][v] = v_sel_lt(r[i][v], lo, v_mul(r[i][v], sl), r[i][v]);
+        break;
+    default: break;
+    }
+}
+
 /*
  * The body of every micro-kernel: M (a compile-time constant once
- * inlined) rows. A panels hold GEMM_MR floats per k whatever M is.
+ * inlined) rows. A panels hold GEMM_MR floats per k whatever M is. With
+ * fe, the tile's epilogue runs in registers before the one store.
  */
 VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
-                   float *c, int64_t ldc, int nr, int acc)
+                   float *c, int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)
 {
     V r[GEMM_MR][GEMM_NV];
 #pragma GCC unroll 16
@@ -44,14 +104,29 @@ VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
         a += GEMM_MR;
         b += NR;
     }
+    if (acc) {
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++) {
+            float *ci = c + i * ldc;
+#pragma GCC unroll 8
+            for (int v = 0; v < GEMM_NV; v++) {
+                int64_t n = nr - v * VL;
+                if (n >= VL)
+                    r[i][v] = v_add(v_load(ci + v * VL), r[i][v]);
+                else if (n > 0)
+                    r[i][v] = v_add(v_loadn(ci + v * VL, n), r[i][v]);
+            }
+        }
+    }
+    if (fe)
+        ukr_epi(M, r, fe, nr);
     if (nr == NR) {
 #pragma GCC unroll 16
         for (int i = 0; i < M; i++) {
             float *ci = c + i * ldc;
 #pragma GCC unroll 8
             for (int v = 0; v < GEMM_NV; v++)
-                v_store(ci + v * VL,
-                        acc ? v_add(v_load(ci + v * VL), r[i][v]) : r[i][v]);
+                v_store(ci + v * VL, r[i][v]);
         }
         return;
     }
@@ -62,21 +137,18 @@ VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
         for (int v = 0; v < GEMM_NV; v++) {
             int64_t n = nr - v * VL;
             if (n >= VL)
-                v_store(ci + v * VL,
-                        acc ? v_add(v_load(ci + v * VL), r[i][v]) : r[i][v]);
+                v_store(ci + v * VL, r[i][v]);
             else if (n > 0)
-                v_storen(
-                    ci + v * VL,
-                    acc ? v_add(v_loadn(ci + v * VL, n), r[i][v]) : r[i][v], n);
+                v_storen(ci + v * VL, r[i][v], n);
         }
     }
 }
 
 #define UKR_DEF(M)                                                             \
     static void ukr_##M(int64_t kc, const float *a, const float *b, float *c,  \
-                        int64_t ldc, int nr, int acc)                          \
+                        int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)    \
     {                                                                          \
-        ukr_body(M, kc, a, b, c, ldc, nr, acc);                                \
+        ukr_body(M, kc, a, b, c, ldc, nr, acc, fe);                            \
     }
 UKR_DEF(1)
 UKR_DEF(2)
@@ -103,11 +175,11 @@ UKR_DEF(14)
 #endif
 
 typedef void (*ukr_fn)(int64_t, const float *, const float *, float *, int64_t,
-                       int, int);
+                       int, int, const sm_ukr_epi *);
 
 /* The micro-kernel for mr rows: one compiled kernel per row count. */
 static void gemm_ukr(int64_t kc, const float *a, const float *b, float *c,
-                     int64_t ldc, int mr, int nr, int acc)
+                     int64_t ldc, int mr, int nr, int acc, const sm_ukr_epi *fe)
 {
     static const ukr_fn tab[GEMM_MR + 1] = {
         NULL,
@@ -132,7 +204,7 @@ static void gemm_ukr(int64_t kc, const float *a, const float *b, float *c,
         ukr_14,
 #endif
     };
-    tab[mr](kc, a, b, c, ldc, nr, acc);
+    tab[mr](kc, a, b, c, ldc, nr, acc, fe);
 }
 
 /*
