@@ -79,8 +79,51 @@ void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,
 
 /* One row k of B, columns [j0, j0 + n), into d: runs of one output row
  * at a time, each a zero head, a strided copy and a zero tail. */
+/* Copies and zero fills of the short runs im2col moves (a 7-wide output
+ * row, a 14-float A panel row): inline loops, as a libc call per run
+ * costs more than the run (and kept loops: GCC would turn them back into
+ * memmove / memset calls). */
+#pragma GCC push_options
+#pragma GCC optimize("no-tree-loop-distribute-patterns")
+
+static inline void copyf(float *restrict d, const float *restrict s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = s[i];
+}
+
+static inline void fill0(float *d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = 0.0f;
+}
+
+/* The outputs ox in [*lo, *hi) whose tap kx lands inside an input row,
+ * at column ox * sw + *off. */
+static void im2col_cols(const sm_conv_geom *g, int64_t kx, int64_t *lo,
+                        int64_t *hi, int64_t *off)
+{
+    int64_t o = kx * g->dw - g->pw, a, b;
+    if (g->sw == 1) {
+        a = o >= 0 ? 0 : -o;
+        b = g->W - o;
+    } else {
+        a = o >= 0 ? 0 : (-o + g->sw - 1) / g->sw;
+        b = g->W - o <= 0 ? 0 : (g->W - o - 1) / g->sw + 1;
+    }
+    b = b < g->OW ? b : g->OW;
+    *lo = a < b ? a : b;
+    *hi = b;
+    *off = o;
+}
+
+/* Row k = (c, ky, kx) of B, positions [j0, j0 + n), into d: runs of one
+ * output row at a time, each a zero head, a copy (stride 1), a vector
+ * gather (stride 2) or a strided copy, and a zero tail; [lo, hi) and off
+ * from im2col_cols. */
 static void im2col_row(const sm_im2col *ic, const float *xc, int64_t ky,
-                       int64_t kx, int64_t j0, int64_t n, float *d)
+                       int64_t lo, int64_t hi, int64_t off, int64_t j0,
+                       int64_t n, float *d)
 {
     const sm_conv_geom *g = ic->g;
     int64_t oy = j0 / g->OW, ox = j0 % g->OW;
@@ -88,30 +131,22 @@ static void im2col_row(const sm_im2col *ic, const float *xc, int64_t ky,
         int64_t run = g->OW - ox < n - j ? g->OW - ox : n - j;
         int64_t iy = oy * g->sh - g->ph + ky * g->dh;
         if (iy < 0 || iy >= g->H) {
-            memset(d + j, 0, (size_t)run * sizeof *d);
+            fill0(d + j, run);
         } else {
             const float *row = xc + iy * g->W;
-            int64_t off = kx * g->dw - g->pw; /* ix = o * sw + off */
-            int64_t lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
-            int64_t hi = g->W - off <= 0 ? 0 : (g->W - off - 1) / g->sw + 1;
-            lo = lo < ox ? ox : lo;
-            hi = hi > ox + run ? ox + run : hi;
-            int64_t t = 0;
-            for (; ox + t < lo && t < run; t++)
-                d[j + t] = 0.0f;
-            if (g->sw == 1 && hi > lo) {
-                memcpy(d + j + t, row + lo + off,
-                       (size_t)(hi - lo) * sizeof *d);
-                t += hi - lo;
-            } else if (g->sw == 2 && hi > lo && ic->gather2) {
-                ic->gather2(row + lo * 2 + off, d + j + t, hi - lo);
-                t += hi - lo;
-            } else {
-                for (; ox + t < hi; t++)
-                    d[j + t] = row[(ox + t) * g->sw + off];
-            }
-            for (; t < run; t++)
-                d[j + t] = 0.0f;
+            int64_t a = lo < ox ? ox : lo, b = hi > ox + run ? ox + run : hi;
+            if (b < a)
+                b = a = ox + run < a ? ox + run : a;
+            fill0(d + j, a - ox);
+            float *dd = d + j + (a - ox);
+            if (g->sw == 1)
+                copyf(dd, row + a + off, b - a);
+            else if (g->sw == 2 && ic->gather2 && b > a)
+                ic->gather2(row + a * 2 + off, dd, b - a);
+            else
+                for (int64_t o = a; o < b; o++)
+                    dd[o - a] = row[o * g->sw + off];
+            fill0(d + j + (b - ox), ox + run - b);
         }
         j += run;
         ox = 0;
@@ -120,7 +155,8 @@ static void im2col_row(const sm_im2col *ic, const float *xc, int64_t ky,
 }
 
 /* Each row k is gathered into a line buffer once and then spread over
- * the panels (conv.h). */
+ * the panels (conv.h), or straight into the one panel when n fits it.
+ * (c, ky, kx) advance with k rather than being divided out of it. */
 void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
                          int64_t kc, int64_t j0, int64_t n, int nr, float *dst)
 {
@@ -128,22 +164,37 @@ void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
     const sm_conv_geom *g = ic->g;
     int64_t img = batch / g->G, grp = batch % g->G, khw = g->kh * g->kw;
     int64_t npan = (n + nr - 1) / nr;
+    int64_t c = k0 / khw, ky = k0 % khw / g->kw, kx = k0 % g->kw;
+    const float *x0 = ic->x + ((img * g->C) + grp * g->Cg) * g->H * g->W;
     float line[SM_GEMM_NC_PACK];
     for (int64_t k = 0; k < kc; k++) {
-        int64_t kk = k0 + k, c = kk / khw, ky = kk % khw / g->kw,
-                kx = kk % g->kw;
-        const float *xc =
-            ic->x + ((img * g->C) + grp * g->Cg + c) * g->H * g->W;
-        im2col_row(ic, xc, ky, kx, j0, n, line);
-        for (int64_t p = 0; p < npan; p++) {
-            float *d = dst + p * kc * nr + k * nr;
-            int64_t w = n - p * nr < nr ? n - p * nr : nr;
-            memcpy(d, line + p * nr, (size_t)w * sizeof *d);
-            for (int64_t j = w; j < nr; j++)
-                d[j] = 0.0f;
+        const float *xc = x0 + c * g->H * g->W;
+        int64_t lo, hi, off;
+        im2col_cols(g, kx, &lo, &hi, &off);
+        if (npan == 1) {
+            float *d = dst + k * nr;
+            im2col_row(ic, xc, ky, lo, hi, off, j0, n, d);
+            fill0(d + n, nr - n);
+        } else {
+            im2col_row(ic, xc, ky, lo, hi, off, j0, n, line);
+            for (int64_t p = 0; p < npan; p++) {
+                float *d = dst + p * kc * nr + k * nr;
+                int64_t w = n - p * nr < nr ? n - p * nr : nr;
+                copyf(d, line + p * nr, w);
+                fill0(d + w, nr - w);
+            }
+        }
+        if (++kx == g->kw) {
+            kx = 0;
+            if (++ky == g->kh) {
+                ky = 0;
+                c++;
+            }
         }
     }
 }
+
+#pragma GCC pop_options
 
 static int is_1x1(const sm_conv_geom *g)
 {
