@@ -2,8 +2,8 @@
 """Smelt, ONNX Runtime and PyTorch on the same models: one side-by-side table.
 
 usage: /usr/bin/python3 bench/run_bench.py [--threads N] [--runs R]
-       [--warmup W] [--models a,b,...] [--smelt PATH] [--models-dir DIR]
-       [--no-gen]
+       [--warmup W] [--rounds N] [--models a,b,...] [--smelt PATH]
+       [--models-dir DIR] [--no-gen]
 
 For each model of scripts/gen_models.py's cache (build/models: NAME.onnx
 and NAME_input_I.npy; the script is run first to fill it, unless
@@ -14,7 +14,9 @@ and NAME_input_I.npy; the script is run first to fill it, unless
   PyTorch       bench/peers/torch_bench.py NAME           (frozen TorchScript)
 
 one after the other with the same thread count, runs, warm-up and input
-files, and prints two Markdown tables: each runtime's median latency in
+files (with --rounds N, the three N times over, interleaved, keeping each
+runtime's best median: on a shared machine a burst of other load then
+slows no runtime alone), and prints two Markdown tables: each runtime's median latency in
 ms and its ratio to ONNX Runtime (below 1: faster than ONNX Runtime),
 then each runtime's peak memory in MiB and its ratio to ONNX Runtime
 (below 1: less memory). A runtime that is missing or fails shows "n/a"
@@ -84,6 +86,11 @@ def main():
                                                          "models"))
     ap.add_argument("--no-gen", action="store_true")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every runtime on every model this many "
+                         "times, interleaved, and keep each one's best "
+                         "median (a shared machine's bursts of load then "
+                         "hit no runtime alone)")
     a = ap.parse_args()
     wanted = [m for m in a.models.split(",") if m] or ORDER
     if not a.no_gen:
@@ -111,13 +118,26 @@ def main():
                       name] + common + ins,
         }
         row = {"model": name}
-        for rt, cmd in cmds.items():
-            sys.stderr.write("run_bench: %s on %s ...\n" % (name, rt))
-            res, why = run_json(cmd, a.timeout)
-            row[rt] = res["median_ms"] if res else None
-            row[rt + "_rss"] = res.get("peak_rss_mib") if res else None
-            if why:
-                notes.append("%s, %s: %s" % (name, rt, why))
+        failed = set()
+        for rnd in range(max(1, a.rounds)):
+            for rt, cmd in cmds.items():
+                if rt in failed:
+                    continue
+                sys.stderr.write("run_bench: %s on %s (round %d) ...\n"
+                                 % (name, rt, rnd + 1))
+                res, why = run_json(cmd, a.timeout)
+                if why:
+                    failed.add(rt)
+                    row[rt] = row[rt + "_rss"] = None
+                    notes.append("%s, %s: %s" % (name, rt, why))
+                    continue
+                old = row.get(rt)
+                med = res["median_ms"]
+                row[rt] = med if old is None else min(old, med)
+                rss = res.get("peak_rss_mib")
+                oldr = row.get(rt + "_rss")
+                row[rt + "_rss"] = (rss if oldr is None or rss is None
+                                    else max(oldr, rss))
         rows.append(row)
 
     def ms(v):
@@ -130,7 +150,9 @@ def main():
         return "n/a" if v is None or not base else "%.2f" % (v / base)
 
     print("threads %d, %d timed runs after %d warm-up, median latency in ms"
-          % (a.threads, a.runs, a.warmup))
+          % (a.threads, a.runs, a.warmup)
+          + ("" if a.rounds <= 1 else
+             " (best median of %d interleaved rounds)" % a.rounds))
     print()
     print("| model | Smelt ms | ONNX Runtime ms | PyTorch ms | "
           "Smelt / ORT | PyTorch / ORT |")
