@@ -377,14 +377,18 @@ static void dw_row(const float *const *taps, const float *w, int ntaps,
 }
 
 /* d[j] = x[2 j] for j < n (stride-2 inputs of pooling and depthwise
- * convolution): whole vectors deinterleaved from two loads, which read
- * x[2 j + 1] too, so the vector loop stops one vector early and the rest
- * is element by element (no read past x[2 (n - 1)]). */
+ * convolution): whole vectors deinterleaved from two loads; the last,
+ * partial vector from two masked loads that stop at x[2 (n - 1)] (no
+ * read past it). */
 static void gather2(const float *x, float *d, int64_t n)
 {
     int64_t j = 0;
     for (; j + VL < n; j += VL)
         v_store(d + j, v_even(v_load(x + 2 * j), v_load(x + 2 * j + VL)));
-    for (; j < n; j++)
-        d[j] = x[2 * j];
+    if (j < n) {
+        int64_t c = 2 * (n - j) - 1; /* floats from x[2 j] to x[2 (n-1)] */
+        V a = v_loadn(x + 2 * j, c < VL ? c : VL);
+        V b = c > VL ? v_loadn(x + 2 * j + VL, c - VL) : v_zero();
+        v_storen(d + j, v_even(a, b), n - j);
+    }
 }

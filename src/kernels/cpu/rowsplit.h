@@ -15,10 +15,16 @@
  * (cpu_ops.h gather2), or NULL for the plain loop. */
 typedef void (*sm_rowsplit_gather2)(const float *x, float *d, int64_t n);
 
+/* Strides up to this have each phase's input span precomputed. */
+#define SM_ROWSPLIT_MAX_S 8
+
 typedef struct sm_rowsplit {
     int64_t s, d, pad, W; /* stride, dilation, padding before, input width */
     int64_t L;            /* floats per phase */
     sm_rowsplit_gather2 gather2;
+    /* phase p takes inputs into [lo[p], hi[p]) (s <= SM_ROWSPLIT_MAX_S):
+     * computed once, not per row */
+    int64_t lo[SM_ROWSPLIT_MAX_S], hi[SM_ROWSPLIT_MAX_S];
 } sm_rowsplit;
 
 /* The layout for `out` outputs of a window of k taps. */
