@@ -534,18 +534,25 @@ static void test_conv_depthwise(void **state)
               6, 1);
     conv_case(1, 5, 9, 9, 10, 3, 3,
               ATTRS(A_INT("group", 5), A_INTS("pads", 1, 1, 1, 1)), 5, 1);
+    /* small planes (channel-interleaved): stride 2 with dilation 2 and
+     * uneven pads, 5x3 taps, 35 channels (two full blocks and a part) */
+    conv_case(2, 35, 13, 11, 35, 5, 3,
+              ATTRS(A_INT("group", 35), A_INTS("pads", 3, 1, 2, 2),
+                    A_INTS("dilations", 2, 1), A_INTS("strides", 2, 2)),
+              35, 1);
 }
 
 /* FusedConv: bias, residual (full and per channel) and every activation,
- * on the GEMM path and the depthwise path (narrow planes as one flat run,
- * rows of 32 or more one by one). */
+ * on the GEMM path and the depthwise paths: small planes channel-
+ * interleaved (7 wide), narrow ones as one flat run (20), rows of 32 or
+ * more one by one (37). 20 channels: a partial block of 16 too. */
 static void test_fusedconv_op(void **state)
 {
     (void)state;
     for (int act = 0; act < SM_ACT_COUNT; act++) {
-        for (int dw = 0; dw < 3; dw++) {
-            int64_t c = dw ? 12 : 10, m = 12, g = dw ? 12 : 1;
-            int64_t w = dw == 2 ? 37 : 7;
+        for (int dw = 0; dw < 4; dw++) {
+            int64_t c = dw ? 20 : 10, m = dw ? 20 : 12, g = dw ? 20 : 1;
+            int64_t w = dw == 2 ? 37 : dw == 3 ? 20 : 7;
             sm_attr al[5] = {A_STR("activation", sm_act_name((sm_act_kind)act)),
                              A_INTS("pads", 1, 1, 1, 1), A_INT("group", g),
                              A_FLOAT("activation_alpha", -0.5),

@@ -68,6 +68,17 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
  * direct path of conv_dw.c. */
 #define SM_CONV_DW_MAX_TAPS 64
 
+/* Small planes (output rows under 32) take the channel-interleaved path
+ * of conv_dwc.c: its choice, scratch bytes and run (as
+ * sm_conv_depthwise's). */
+int sm_conv_dwc_wanted(const sm_conv_geom *g);
+size_t sm_conv_dwc_workspace(const sm_conv_geom *g, int n_threads);
+smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                         const sm_conv_geom *g, const float *x, const float *w,
+                         const float *bias, const float *res,
+                         const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
+                         void *ws, size_t ws_bytes);
+
 /* Scratch bytes of the depthwise path with n_threads threads. */
 size_t sm_conv_dw_workspace(const sm_conv_geom *g, int n_threads);
 

@@ -154,6 +154,15 @@ typedef struct sm_cpu_ops {
     void (*dw_row)(const float *const *taps, const float *w, int ntaps,
                    float *y, int64_t n, float bias, int act, float act_a,
                    float act_b);
+    /* A block of vl channels of a depthwise convolution on channel-
+     * interleaved, padded input in (rows Wp pixels apart, vl floats a
+     * pixel): out[(oy * OW + ox) * vl + l] = act(bias[l] + sum over taps
+     * t of wt[t * vl + l] * in[((oy * sh) * Wp + ox * sw) * vl + off[t]
+     * + l]) (conv_dwc.c). */
+    void (*dw_cblock)(const float *in, int64_t Wp, int64_t sh, int64_t sw,
+                      const float *wt, const int64_t *off, int ntaps,
+                      const float *bias, int act, float act_a, float act_b,
+                      int64_t OH, int64_t OW, float *out);
 
     /* ---- Winograd F(4x4, 3x3) transforms (winograd.inc.h) ---- */
     /* B^T d B of n tiles whose 6 input rows are phase-split (4 phases of

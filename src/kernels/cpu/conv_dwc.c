@@ -1,0 +1,188 @@
+/*
+ * conv_dwc.c - depthwise convolution of small planes (MobileNet's 14 x 14
+ * and 7 x 7) on channels interleaved a vector at a time.
+ *
+ * The per-plane path (conv_dw.c) vectorizes along a plane's rows, which
+ * is right for wide planes; a 7 x 7 plane is 49 outputs, and the fixed
+ * cost of splitting, sweeping and copying it out dominates. Here each
+ * task takes vl channels (one vector: 16 with AVX-512) of one image:
+ *   1. their planes are interleaved into a zero-padded buffer, pixel by
+ *      pixel, vl floats a pixel, so that a tap of an output is one
+ *      vector load for all vl channels whatever the stride;
+ *   2. the ISA's dw_cblock computes every output as ntaps vector FMAs
+ *      with the bias, a residual constant over the plane and the
+ *      activation applied in registers (cpu_ops.h);
+ *   3. the outputs are copied back to the channels' planes (a residual
+ *      that varies over the plane is added there, by epi_tile).
+ * Channel counts that are not a multiple of vl leave the last block's
+ * spare lanes zero (weights and inputs), computed and never written.
+ */
+#include "kernels/cpu/conv.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/cpu/cpu_util.h"
+#include "kernels/ref/fused.h"
+
+/* Output rows at most this wide take this path: the interleaving is
+ * scalar, and from 28 x 28 planes on it costs more than the per-plane
+ * path's fixed costs it saves (measured with one-layer models of
+ * MobileNet's depthwise layers, `smelt bench --threads 2`). */
+#define DWC_MAX_OW 16
+
+/* The widest table's vector: the workspace is sized for it. */
+#define DWC_MAX_VL 16
+
+/* The padded input extent the outputs read, in rows and columns. */
+static void dwc_extent(const sm_conv_geom *g, int64_t *hp, int64_t *wp)
+{
+    *hp = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    *wp = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+}
+
+/* Floats of one thread's scratch: the interleaved input, the outputs,
+ * the block's weights and bias (vl floats each). */
+static size_t dwc_per_thread(const sm_conv_geom *g)
+{
+    int64_t hp, wp;
+    dwc_extent(g, &hp, &wp);
+    size_t floats =
+        (size_t)((hp * wp + g->OH * g->OW + g->kh * g->kw + 1) * DWC_MAX_VL);
+    return (floats * sizeof(float) + 63) & ~(size_t)63;
+}
+
+int sm_conv_dwc_wanted(const sm_conv_geom *g)
+{
+    return g->OW <= DWC_MAX_OW && g->kh * g->kw <= SM_CONV_DW_MAX_TAPS;
+}
+
+size_t sm_conv_dwc_workspace(const sm_conv_geom *g, int n_threads)
+{
+    return (size_t)(n_threads < 1 ? 1 : n_threads) * dwc_per_thread(g) + 64;
+}
+
+typedef struct dwc_job {
+    const sm_cpu_ops *ops;
+    const sm_conv_geom *g;
+    const float *x, *w, *bias, *res;
+    const sm_gemm_epi *epi;
+    float *y;
+    char *ws;
+    size_t per_thread;
+    int64_t hp, wp, blocks; /* padded extent; channel blocks per image */
+    int64_t off[SM_CONV_DW_MAX_TAPS];
+    int epi_on;
+} dwc_job;
+
+/* Step 1 for channels [m0, m0 + nb): input channel m / Mg of each into
+ * lane m - m0 of buf, the padding and spare lanes zero. */
+static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
+                           int vl, float *buf)
+{
+    const sm_conv_geom *g = J->g;
+    memset(buf, 0, (size_t)(J->hp * J->wp * vl) * sizeof *buf);
+    int64_t y0 = g->ph, x0 = g->pw; /* input (0, 0) in the buffer */
+    int64_t ny = g->H < J->hp - y0 ? g->H : J->hp - y0;
+    int64_t nx = g->W < J->wp - x0 ? g->W : J->wp - x0;
+    for (int64_t l = 0; l < nb; l++) {
+        const float *xp = J->x + (n * g->C + (m0 + l) / g->Mg) * g->H * g->W;
+        for (int64_t iy = 0; iy < ny; iy++) {
+            const float *xr = xp + iy * g->W;
+            float *d = buf + ((iy + y0) * J->wp + x0) * vl + l;
+            for (int64_t ix = 0; ix < nx; ix++)
+                d[ix * vl] = xr[ix];
+        }
+    }
+}
+
+/* Tasks [begin, end): (image, channel block), steps 1-3. */
+static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const dwc_job *J = arg;
+    const sm_conv_geom *g = J->g;
+    int vl = J->ops->vl, ntaps = (int)(g->kh * g->kw);
+    int64_t ohw = g->OH * g->OW;
+    float *buf = (float *)(J->ws + (size_t)tid * J->per_thread);
+    float *out = buf + J->hp * J->wp * vl;
+    float *wt = out + ohw * vl, *bias = wt + ntaps * vl;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / J->blocks, m0 = t % J->blocks * vl;
+        int64_t nb = g->M - m0 < vl ? g->M - m0 : vl;
+        dwc_interleave(J, n, m0, nb, vl, buf);
+        sm_gemm_epi e;
+        sm_conv_epi(g, J->epi, J->bias, J->res, &e);
+        if (e.t[1].p)
+            e.t[1].p += n * g->r_sn;
+        /* as conv_dw.c: only a residual varying over the plane (or an
+         * alpha) needs a pass of its own */
+        int sep = J->epi_on && (e.alpha != 1.0f || (e.t[1].p && e.t[1].cs));
+        for (int64_t l = 0; l < vl; l++) {
+            float b = 0.0f;
+            for (int k = 0; l < nb && J->epi_on && !sep && k < 2; k++)
+                if (e.t[k].p)
+                    b += e.t[k].p[(m0 + l) * e.t[k].rs] * e.t[k].scale;
+            bias[l] = b;
+            for (int tp = 0; tp < ntaps; tp++)
+                wt[tp * vl + l] = l < nb ? J->w[(m0 + l) * ntaps + tp] : 0.0f;
+        }
+        int act = J->epi_on && !sep ? e.act : SM_ACT_NONE;
+        int64_t off[SM_CONV_DW_MAX_TAPS];
+        for (int tp = 0; tp < ntaps; tp++)
+            off[tp] = J->off[tp] * vl;
+        J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps, bias, act,
+                          e.act_a, e.act_b, g->OH, g->OW, out);
+        for (int64_t l = 0; l < nb; l++) {
+            float *yp = J->y + (n * g->M + m0 + l) * ohw;
+            for (int64_t p = 0; p < ohw; p++)
+                yp[p] = out[p * vl + l];
+            if (sep)
+                J->ops->epi_tile(&e, yp, ohw, m0 + l, 0, 1, ohw);
+        }
+    }
+}
+
+smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                         const sm_conv_geom *g, const float *x, const float *w,
+                         const float *bias, const float *res,
+                         const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
+                         void *ws, size_t ws_bytes)
+{
+    int vl = ops->vl;
+    dwc_job J = {.ops = ops,
+                 .g = g,
+                 .x = x,
+                 .w = w,
+                 .bias = bias,
+                 .res = res,
+                 .epi = epi,
+                 .y = y,
+                 .per_thread = dwc_per_thread(g)};
+    dwc_extent(g, &J.hp, &J.wp);
+    J.blocks = (g->M + vl - 1) / vl;
+    for (int64_t ky = 0; ky < g->kh; ky++)
+        for (int64_t kx = 0; kx < g->kw; kx++)
+            J.off[ky * g->kw + kx] = ky * g->dh * J.wp + kx * g->dw;
+    J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
+    int64_t tasks = g->N * J.blocks;
+    int threads = tasks > 1 ? sm_threadpool_size(tp) : 1;
+    size_t need = sm_conv_dwc_workspace(g, threads);
+    void *own = NULL;
+    if (vl > DWC_MAX_VL)
+        return sm_err(ctx, SMELT_ERR_RUNTIME,
+                      "depthwise: vectors of %d floats are wider than %d", vl,
+                      DWC_MAX_VL);
+    if (!ws || ws_bytes < need) {
+        own = sm_malloc(need);
+        if (!own)
+            return sm_err_nomem(ctx);
+        ws = own;
+    }
+    J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+    if (threads > 1)
+        sm_parallel_for(tp, tasks, sm_cpu_chunk(tasks, tp), dwc_blocks, &J);
+    else
+        dwc_blocks(&J, 0, tasks, 0);
+    sm_free(own);
+    return SMELT_OK;
+}
