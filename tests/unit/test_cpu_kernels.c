@@ -543,22 +543,27 @@ static void test_conv_depthwise(void **state)
 }
 
 /* FusedConv: bias, residual (full and per channel) and every activation,
- * on the GEMM path and the depthwise paths: small planes channel-
- * interleaved (7 wide), narrow ones as one flat run (20), rows of 32 or
- * more one by one (37). 20 channels: a partial block of 16 too. */
+ * on the GEMM path and the depthwise paths: planes channel-interleaved
+ * (9 x 7, 9 x 37; 20 channels: a partial block of 16 too), and planes too
+ * large for that (conv_dwc.c), per plane: narrow ones as one flat run
+ * (700 x 20), rows of 32 or more one by one (140 x 140; those two for the
+ * first activations only, they are large). */
 static void test_fusedconv_op(void **state)
 {
     (void)state;
     for (int act = 0; act < SM_ACT_COUNT; act++) {
-        for (int dw = 0; dw < 4; dw++) {
+        for (int dw = 0; dw < 5; dw++) {
+            if (dw >= 3 && act > SM_ACT_CLIP)
+                continue;
             int64_t c = dw ? 20 : 10, m = dw ? 20 : 12, g = dw ? 20 : 1;
-            int64_t w = dw == 2 ? 37 : dw == 3 ? 20 : 7;
+            int64_t w = dw == 2 ? 37 : dw == 3 ? 20 : dw == 4 ? 140 : 7;
+            int64_t h = dw == 3 ? 700 : dw == 4 ? 140 : 9;
             sm_attr al[5] = {A_STR("activation", sm_act_name((sm_act_kind)act)),
                              A_INTS("pads", 1, 1, 1, 1), A_INT("group", g),
                              A_FLOAT("activation_alpha", -0.5),
                              A_FLOAT("activation_beta", 0.25)};
-            const int64_t *rd = act & 1 ? D(1, m, 1, 1) : D(2, m, 9, w);
-            sm_tensor *in[4] = {ck_rand(4, D(2, c, 9, w), 1),
+            const int64_t *rd = act & 1 ? D(1, m, 1, 1) : D(2, m, h, w);
+            sm_tensor *in[4] = {ck_rand(4, D(2, c, h, w), 1),
                                 ck_rand(4, D(m, c / g, 3, 3), 2),
                                 ck_rand(1, D(m), 3), ck_rand(4, rd, 4)};
             ck_check(SM_OP_FusedConv, 4, in, 1, al,

@@ -1,14 +1,16 @@
 /*
- * conv_dwc.c - depthwise convolution of small planes (MobileNet's 14 x 14
- * and 7 x 7) on channels interleaved a vector at a time.
+ * conv_dwc.c - depthwise convolution on channels interleaved a vector at
+ * a time, for planes up to about 120 x 120 (all of MobileNet's).
  *
- * The per-plane path (conv_dw.c) vectorizes along a plane's rows, which
- * is right for wide planes; a 7 x 7 plane is 49 outputs, and the fixed
- * cost of splitting, sweeping and copying it out dominates. Here each
+ * The per-plane path (conv_dw.c) vectorizes along a plane's rows; a
+ * 7 x 7 plane is 49 outputs, and the fixed cost of splitting, sweeping
+ * and copying it out dominates, and a stride-2 plane has to be
+ * deinterleaved first. Here each
  * task takes vl channels (one vector: 16 with AVX-512) of one image:
  *   1. their planes are interleaved into a zero-padded buffer, pixel by
- *      pixel, vl floats a pixel, so that a tap of an output is one
- *      vector load for all vl channels whatever the stride;
+ *      pixel, vl floats a pixel (4 x 4 blocks transposed in SSE
+ *      registers), so that a tap of an output is one vector load for
+ *      all vl channels whatever the stride;
  *   2. the ISA's dw_cblock computes every output as ntaps vector FMAs
  *      with the bias, a residual constant over the plane and the
  *      activation applied in registers (cpu_ops.h);
@@ -20,16 +22,20 @@
 #include "kernels/cpu/conv.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <xmmintrin.h>
+#endif
 
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/ref/fused.h"
 
-/* Output rows at most this wide take this path: the interleaving is
- * scalar, and from 28 x 28 planes on it costs more than the per-plane
- * path's fixed costs it saves (measured with one-layer models of
- * MobileNet's depthwise layers, `smelt bench --threads 2`). */
-#define DWC_MAX_OW 16
+/* Planes whose padded input takes at most this many bytes interleaved
+ * take this path (every MobileNet plane, up to 112 x 112: with 2
+ * threads, 1.3x to 3x faster than the per-plane path on one-layer
+ * models of its depthwise layers, `smelt bench --threads 2`); larger
+ * ones the per-plane path, whose scratch is one plane. */
+#define DWC_MAX_BYTES ((size_t)1 << 20)
 
 /* The widest table's vector: the workspace is sized for it. */
 #define DWC_MAX_VL 16
@@ -54,7 +60,10 @@ static size_t dwc_per_thread(const sm_conv_geom *g)
 
 int sm_conv_dwc_wanted(const sm_conv_geom *g)
 {
-    return g->OW <= DWC_MAX_OW && g->kh * g->kw <= SM_CONV_DW_MAX_TAPS;
+    int64_t hp, wp;
+    dwc_extent(g, &hp, &wp);
+    return g->kh * g->kw <= SM_CONV_DW_MAX_TAPS &&
+           (size_t)(hp * wp) * DWC_MAX_VL * sizeof(float) <= DWC_MAX_BYTES;
 }
 
 size_t sm_conv_dwc_workspace(const sm_conv_geom *g, int n_threads)
@@ -75,8 +84,51 @@ typedef struct dwc_job {
     int epi_on;
 } dwc_job;
 
+/* d[j * vl + l] = s[l][j] for j < n, l < 4: four rows into four lanes,
+ * 4 x 4 blocks transposed in SSE registers (baseline x86-64). */
+static void lanes4_in(const float *const *s, int64_t n, float *d, int vl)
+{
+    int64_t j = 0;
+#ifdef __SSE2__
+    for (; j + 4 <= n; j += 4) {
+        __m128 a = _mm_loadu_ps(s[0] + j), b = _mm_loadu_ps(s[1] + j);
+        __m128 c = _mm_loadu_ps(s[2] + j), e = _mm_loadu_ps(s[3] + j);
+        _MM_TRANSPOSE4_PS(a, b, c, e);
+        _mm_storeu_ps(d + j * vl, a);
+        _mm_storeu_ps(d + (j + 1) * vl, b);
+        _mm_storeu_ps(d + (j + 2) * vl, c);
+        _mm_storeu_ps(d + (j + 3) * vl, e);
+    }
+#endif
+    for (; j < n; j++)
+        for (int l = 0; l < 4; l++)
+            d[j * vl + l] = s[l][j];
+}
+
+/* The inverse: s[j * vl + l] for l < 4 into rows d[l][j]. */
+static void lanes4_out(const float *s, int64_t n, float *const *d, int vl)
+{
+    int64_t j = 0;
+#ifdef __SSE2__
+    for (; j + 4 <= n; j += 4) {
+        __m128 a = _mm_loadu_ps(s + j * vl), b = _mm_loadu_ps(s + (j + 1) * vl);
+        __m128 c = _mm_loadu_ps(s + (j + 2) * vl);
+        __m128 e = _mm_loadu_ps(s + (j + 3) * vl);
+        _MM_TRANSPOSE4_PS(a, b, c, e);
+        _mm_storeu_ps(d[0] + j, a);
+        _mm_storeu_ps(d[1] + j, b);
+        _mm_storeu_ps(d[2] + j, c);
+        _mm_storeu_ps(d[3] + j, e);
+    }
+#endif
+    for (; j < n; j++)
+        for (int l = 0; l < 4; l++)
+            d[l][j] = s[j * vl + l];
+}
+
 /* Step 1 for channels [m0, m0 + nb): input channel m / Mg of each into
- * lane m - m0 of buf, the padding and spare lanes zero. */
+ * lane m - m0 of buf, the padding and spare lanes zero; four lanes at a
+ * time, the last lanes of a partial block one by one. */
 static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
                            int vl, float *buf)
 {
@@ -85,14 +137,20 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
     int64_t y0 = g->ph, x0 = g->pw; /* input (0, 0) in the buffer */
     int64_t ny = g->H < J->hp - y0 ? g->H : J->hp - y0;
     int64_t nx = g->W < J->wp - x0 ? g->W : J->wp - x0;
-    for (int64_t l = 0; l < nb; l++) {
-        const float *xp = J->x + (n * g->C + (m0 + l) / g->Mg) * g->H * g->W;
-        for (int64_t iy = 0; iy < ny; iy++) {
-            const float *xr = xp + iy * g->W;
-            float *d = buf + ((iy + y0) * J->wp + x0) * vl + l;
-            for (int64_t ix = 0; ix < nx; ix++)
-                d[ix * vl] = xr[ix];
+    const float *xp[DWC_MAX_VL];
+    for (int64_t l = 0; l < nb; l++)
+        xp[l] = J->x + (n * g->C + (m0 + l) / g->Mg) * g->H * g->W;
+    for (int64_t iy = 0; iy < ny; iy++) {
+        float *d = buf + ((iy + y0) * J->wp + x0) * vl;
+        int64_t l = 0;
+        for (; l + 4 <= nb; l += 4) {
+            const float *s[4] = {xp[l] + iy * g->W, xp[l + 1] + iy * g->W,
+                                 xp[l + 2] + iy * g->W, xp[l + 3] + iy * g->W};
+            lanes4_in(s, nx, d + l, vl);
         }
+        for (; l < nb; l++)
+            for (int64_t ix = 0; ix < nx; ix++)
+                d[ix * vl + l] = xp[l][iy * g->W + ix];
     }
 }
 
@@ -132,13 +190,17 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
             off[tp] = J->off[tp] * vl;
         J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps, bias, act,
                           e.act_a, e.act_b, g->OH, g->OW, out);
-        for (int64_t l = 0; l < nb; l++) {
-            float *yp = J->y + (n * g->M + m0 + l) * ohw;
+        float *yp[DWC_MAX_VL];
+        for (int64_t l = 0; l < nb; l++)
+            yp[l] = J->y + (n * g->M + m0 + l) * ohw;
+        int64_t l = 0;
+        for (; l + 4 <= nb; l += 4)
+            lanes4_out(out + l, ohw, yp + l, vl);
+        for (; l < nb; l++)
             for (int64_t p = 0; p < ohw; p++)
-                yp[p] = out[p * vl + l];
-            if (sep)
-                J->ops->epi_tile(&e, yp, ohw, m0 + l, 0, 1, ohw);
-        }
+                yp[l][p] = out[p * vl + l];
+        for (l = 0; sep && l < nb; l++)
+            J->ops->epi_tile(&e, yp[l], ohw, m0 + l, 0, 1, ohw);
     }
 }
 
