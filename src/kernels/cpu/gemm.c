@@ -348,11 +348,14 @@ static void choose_split(job *J, int64_t batch, int threads)
                        ? (3 * threads + batch - 1) / batch
                        : 1;
     int64_t sm = 1, sn = 1;
-    /* A that fits one MC block (a transformer layer's 64 tokens) is split
-     * by columns only while there are columns to split: the tasks then
-     * share one packing of A instead of each packing its rows again per
-     * column block. */
+    /* A that fits one MC block (a transformer layer's 64 tokens, a 7x7
+     * convolution's 49 positions) is split by columns only, into fewer
+     * tasks if there are fewer column panels, as long as every thread
+     * gets one: the tasks then share one packing of A instead of each
+     * packing its rows again per column block. */
     int rows_fit = g->M <= SM_GEMM_MC;
+    if (rows_fit && nt >= threads)
+        want = want < nt ? want : nt;
     while (sm * sn < want) {
         /* rows per tile of nr floats vs columns: compare in floats */
         double rm = (double)mt * J->ops->mr / sm;
