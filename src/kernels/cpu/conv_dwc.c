@@ -36,6 +36,8 @@
  * models of its depthwise layers, `smelt bench --threads 2`); larger
  * ones the per-plane path, whose scratch is one plane. */
 #define DWC_MAX_BYTES ((size_t)1 << 20)
+/* A band's interleaved input at most this (when a row allows). */
+#define DWC_BAND_BYTES ((size_t)96 << 10)
 
 /* The widest table's vector: the workspace is sized for it. */
 #define DWC_MAX_VL 16
@@ -47,14 +49,33 @@ static void dwc_extent(const sm_conv_geom *g, int64_t *hp, int64_t *wp)
     *wp = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
 }
 
-/* Floats of one thread's scratch: the interleaved input, the outputs,
- * the block's weights and bias (vl floats each). */
+/* Padded input rows that bo output rows read. */
+static int64_t band_rows(const sm_conv_geom *g, int64_t bo)
+{
+    return (bo - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+}
+
+/* Output rows per band: as many as keep the band's interleaved input
+ * within DWC_BAND_BYTES (at least one). */
+static int64_t dwc_band(const sm_conv_geom *g)
+{
+    int64_t hp, wp, bo = g->OH;
+    dwc_extent(g, &hp, &wp);
+    size_t row = (size_t)wp * DWC_MAX_VL * sizeof(float);
+    while (bo > 1 && (size_t)band_rows(g, bo) * row > DWC_BAND_BYTES)
+        bo = bo / 2 > 1 ? bo / 2 : 1;
+    return bo;
+}
+
+/* Floats of one thread's scratch: a band's interleaved input and
+ * outputs, the block's weights and bias (vl floats each). */
 static size_t dwc_per_thread(const sm_conv_geom *g)
 {
-    int64_t hp, wp;
+    int64_t hp, wp, bo = dwc_band(g);
     dwc_extent(g, &hp, &wp);
     size_t floats =
-        (size_t)((hp * wp + g->OH * g->OW + g->kh * g->kw + 1) * DWC_MAX_VL);
+        (size_t)((band_rows(g, bo) * wp + bo * g->OW + g->kh * g->kw + 1) *
+                 DWC_MAX_VL);
     return (floats * sizeof(float) + 63) & ~(size_t)63;
 }
 
@@ -80,6 +101,7 @@ typedef struct dwc_job {
     char *ws;
     size_t per_thread;
     int64_t hp, wp, blocks; /* padded extent; channel blocks per image */
+    int64_t band;           /* output rows per band */
     int64_t off[SM_CONV_DW_MAX_TAPS];
     int epi_on;
 } dwc_job;
@@ -126,22 +148,24 @@ static void lanes4_out(const float *s, int64_t n, float *const *d, int vl)
             d[l][j] = s[j * vl + l];
 }
 
-/* Step 1 for channels [m0, m0 + nb): input channel m / Mg of each into
- * lane m - m0 of buf, the padding and spare lanes zero; four lanes at a
- * time, the last lanes of a partial block one by one. */
+/* Step 1 for channels [m0, m0 + nb) and padded rows [Y0, Y1): input
+ * channel m / Mg of each into lane m - m0 of buf (padded row Y at buf row
+ * Y - Y0), the padding and spare lanes zero; four lanes at a time, the
+ * last lanes of a partial block one by one. */
 static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
-                           int vl, float *buf)
+                           int vl, int64_t Y0, int64_t Y1, float *buf)
 {
     const sm_conv_geom *g = J->g;
-    memset(buf, 0, (size_t)(J->hp * J->wp * vl) * sizeof *buf);
-    int64_t y0 = g->ph, x0 = g->pw; /* input (0, 0) in the buffer */
-    int64_t ny = g->H < J->hp - y0 ? g->H : J->hp - y0;
+    memset(buf, 0, (size_t)((Y1 - Y0) * J->wp * vl) * sizeof *buf);
+    int64_t x0 = g->pw; /* input column 0 in the buffer */
     int64_t nx = g->W < J->wp - x0 ? g->W : J->wp - x0;
+    int64_t iy0 = Y0 - g->ph < 0 ? 0 : Y0 - g->ph;
+    int64_t iy1 = Y1 - g->ph < g->H ? Y1 - g->ph : g->H;
     const float *xp[DWC_MAX_VL];
     for (int64_t l = 0; l < nb; l++)
         xp[l] = J->x + (n * g->C + (m0 + l) / g->Mg) * g->H * g->W;
-    for (int64_t iy = 0; iy < ny; iy++) {
-        float *d = buf + ((iy + y0) * J->wp + x0) * vl;
+    for (int64_t iy = iy0; iy < iy1; iy++) {
+        float *d = buf + ((iy + g->ph - Y0) * J->wp + x0) * vl;
         int64_t l = 0;
         for (; l + 4 <= nb; l += 4) {
             const float *s[4] = {xp[l] + iy * g->W, xp[l + 1] + iy * g->W,
@@ -162,12 +186,11 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
     int vl = J->ops->vl, ntaps = (int)(g->kh * g->kw);
     int64_t ohw = g->OH * g->OW;
     float *buf = (float *)(J->ws + (size_t)tid * J->per_thread);
-    float *out = buf + J->hp * J->wp * vl;
-    float *wt = out + ohw * vl, *bias = wt + ntaps * vl;
+    float *out = buf + band_rows(g, J->band) * J->wp * vl;
+    float *wt = out + J->band * g->OW * vl, *bias = wt + ntaps * vl;
     for (int64_t t = begin; t < end; t++) {
         int64_t n = t / J->blocks, m0 = t % J->blocks * vl;
         int64_t nb = g->M - m0 < vl ? g->M - m0 : vl;
-        dwc_interleave(J, n, m0, nb, vl, buf);
         sm_gemm_epi e;
         sm_conv_epi(g, J->epi, J->bias, J->res, &e);
         if (e.t[1].p)
@@ -188,18 +211,29 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
         int64_t off[SM_CONV_DW_MAX_TAPS];
         for (int tp = 0; tp < ntaps; tp++)
             off[tp] = J->off[tp] * vl;
-        J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps, bias, act,
-                          e.act_a, e.act_b, g->OH, g->OW, out);
         float *yp[DWC_MAX_VL];
         for (int64_t l = 0; l < nb; l++)
             yp[l] = J->y + (n * g->M + m0 + l) * ohw;
-        int64_t l = 0;
-        for (; l + 4 <= nb; l += 4)
-            lanes4_out(out + l, ohw, yp + l, vl);
-        for (; l < nb; l++)
-            for (int64_t p = 0; p < ohw; p++)
-                yp[l][p] = out[p * vl + l];
-        for (l = 0; sep && l < nb; l++)
+        /* bands of output rows, so that a band's interleaved input and
+         * output stay in L2 */
+        for (int64_t oy0 = 0; oy0 < g->OH; oy0 += J->band) {
+            int64_t bo = g->OH - oy0 < J->band ? g->OH - oy0 : J->band;
+            int64_t Y0 = oy0 * g->sh;
+            dwc_interleave(J, n, m0, nb, vl, Y0, Y0 + band_rows(g, bo), buf);
+            J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps, bias,
+                              act, e.act_a, e.act_b, bo, g->OW, out);
+            int64_t p0 = oy0 * g->OW, np = bo * g->OW;
+            float *yb[DWC_MAX_VL];
+            for (int64_t l = 0; l < nb; l++)
+                yb[l] = yp[l] + p0;
+            int64_t l = 0;
+            for (; l + 4 <= nb; l += 4)
+                lanes4_out(out + l, np, yb + l, vl);
+            for (; l < nb; l++)
+                for (int64_t p = 0; p < np; p++)
+                    yb[l][p] = out[p * vl + l];
+        }
+        for (int64_t l = 0; sep && l < nb; l++)
             J->ops->epi_tile(&e, yp[l], ohw, m0 + l, 0, 1, ohw);
     }
 }
@@ -221,6 +255,7 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                  .y = y,
                  .per_thread = dwc_per_thread(g)};
     dwc_extent(g, &J.hp, &J.wp);
+    J.band = dwc_band(g);
     J.blocks = (g->M + vl - 1) / vl;
     for (int64_t ky = 0; ky < g->kh; ky++)
         for (int64_t kx = 0; kx < g->kw; kx++)
