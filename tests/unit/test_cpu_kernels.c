@@ -540,6 +540,23 @@ static void test_conv_depthwise(void **state)
               ATTRS(A_INT("group", 35), A_INTS("pads", 3, 1, 2, 2),
                     A_INTS("dilations", 2, 1), A_INTS("strides", 2, 2)),
               35, 1);
+    /* planes computed in several bands of rows, stride 1 and 2, and with
+     * a residual that varies over the plane */
+    conv_case(1, 20, 100, 90, 20, 3, 3,
+              ATTRS(A_INT("group", 20), A_INTS("pads", 1, 1, 1, 1)), 20, 1);
+    conv_case(1, 20, 101, 90, 20, 3, 3,
+              ATTRS(A_INT("group", 20), A_INTS("pads", 1, 1, 1, 1),
+                    A_INTS("strides", 2, 2)),
+              20, 1);
+    CK_CHECK(
+        SM_OP_FusedConv, 4,
+        ((sm_tensor *[]){ck_rand(4, D(1, 20, 100, 90), 1),
+                         ck_rand(4, D(20, 1, 3, 3), 2), ck_rand(1, D(20), 3),
+                         ck_rand(4, D(1, 20, 100, 90), 4)}),
+        1,
+        ATTRS(A_INT("group", 20), A_INTS("pads", 1, 1, 1, 1),
+              A_STR("activation", "relu")),
+        CK_ENTRIES(conv), 2, CONV_TOL(9));
 }
 
 /* FusedConv: bias, residual (full and per channel) and every activation,
