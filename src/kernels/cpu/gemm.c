@@ -348,19 +348,11 @@ static void choose_split(job *J, int64_t batch, int threads)
                        ? (3 * threads + batch - 1) / batch
                        : 1;
     int64_t sm = 1, sn = 1;
-    /* A that fits one MC block (a transformer layer's 64 tokens, a 7x7
-     * convolution's 49 positions) is split by columns only, into fewer
-     * tasks if there are fewer column panels, as long as every thread
-     * gets one: the tasks then share one packing of A instead of each
-     * packing its rows again per column block. */
-    int rows_fit = g->M <= SM_GEMM_MC;
-    if (rows_fit && nt >= threads)
-        want = want < nt ? want : nt;
     while (sm * sn < want) {
         /* rows per tile of nr floats vs columns: compare in floats */
         double rm = (double)mt * J->ops->mr / sm;
         double rn = (double)nt * J->ops->nr / sn;
-        if ((rn >= rm || rows_fit) && sn < nt)
+        if (rn >= rm && sn < nt)
             sn++;
         else if (sm < mt)
             sm++;
@@ -480,13 +472,14 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         J.shared_bytes = sb;
         sm_parallel_for(tp, (g->N + ops->nr - 1) / ops->nr, 1, pack_shared, &J);
     }
-    /* Likewise A when only the columns are split: packed once, then read
-     * by every task as if prepacked. */
+    /* Likewise A when the columns are split (each column block would pack
+     * its rows of A again): packed once, then read by every task as if
+     * prepacked, whatever the split of the rows. */
     sm_gemm_args with_a;
     sm_gemm_pack shared_a;
     size_t sa = shared_a_bytes(g->M, g->K);
-    if (!g->pa && !J.shared_b && batch == 1 && J.sm == 1 && J.sn > 1 &&
-        g->K > 0 && threads > 1 && sa <= SM_GEMM_SHARED_A_MAX &&
+    if (!g->pa && !J.shared_b && batch == 1 && J.sn > 1 && g->K > 0 &&
+        threads > 1 && sa <= SM_GEMM_SHARED_A_MAX &&
         ws_bytes >= sm_gemm_workspace(threads, 0, 0, 1) + sa) {
         shared_a = (sm_gemm_pack){
             ops, 1, g->M, g->K, 1, (int64_t)(sa / 4), (float *)J.ws};
