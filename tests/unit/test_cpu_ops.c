@@ -277,6 +277,12 @@ static void test_transpose(void **state)
     CK_CHECK(SM_OP_Transpose, 1,
              ((sm_tensor *[]){ck_rand(4, D(2, 33, 4, 16), 4)}), 1,
              ATTRS(A_INTS("perm", 0, 2, 3, 1)), CK_ENTRIES(transpose), 0, 0, 0);
+    /* the last two dims swapped over several tiles with ragged edges
+     * (4 x 4 register blocks and the rest), and BERT's key transpose */
+    CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(3, 45, 70), 6)}),
+             1, ATTRS(A_INTS("perm", 0, 2, 1)), CK_ENTRIES(transpose), 0, 0, 0);
+    CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(32, 8, 64), 7)}),
+             1, ATTRS(A_INTS("perm", 1, 2, 0)), CK_ENTRIES(transpose), 0, 0, 0);
     CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(1, 40, 1), 5)}),
              1, ATTRS(A_INTS("perm", 2, 0, 1)), CK_ENTRIES(transpose), 0, 0, 0);
     /* a bad perm is refused */

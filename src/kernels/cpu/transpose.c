@@ -6,6 +6,9 @@
  * so both the reads and the writes stay within a few cache lines.
  */
 #include <string.h>
+#ifdef __SSE2__
+#include <xmmintrin.h>
+#endif
 
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/entry.h"
@@ -107,6 +110,36 @@ static void tr_rows(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
+/* y[i * ys + j] = x[j * xs + i] over [i0, i1) x [j0, j1): 4 x 4 blocks
+ * transposed in SSE registers (baseline x86-64), the edges one by one. */
+static void tile(const float *x, int64_t xs, float *y, int64_t ys, int64_t i0,
+                 int64_t i1, int64_t j0, int64_t j1)
+{
+    int64_t i = i0;
+#ifdef __SSE2__
+    for (; i + 4 <= i1; i += 4) {
+        int64_t j = j0;
+        for (; j + 4 <= j1; j += 4) {
+            const float *s = x + j * xs + i;
+            __m128 a = _mm_loadu_ps(s), b = _mm_loadu_ps(s + xs);
+            __m128 c = _mm_loadu_ps(s + 2 * xs), e = _mm_loadu_ps(s + 3 * xs);
+            _MM_TRANSPOSE4_PS(a, b, c, e);
+            float *d = y + i * ys + j;
+            _mm_storeu_ps(d, a);
+            _mm_storeu_ps(d + ys, b);
+            _mm_storeu_ps(d + 2 * ys, c);
+            _mm_storeu_ps(d + 3 * ys, e);
+        }
+        for (int64_t ii = i; ii < i + 4; ii++)
+            for (int64_t jj = j; jj < j1; jj++)
+                y[ii * ys + jj] = x[jj * xs + ii];
+    }
+#endif
+    for (; i < i1; i++)
+        for (int64_t j = j0; j < j1; j++)
+            y[i * ys + j] = x[j * xs + i];
+}
+
 /* Tiles over (inner, last): reads run along `inner` (input stride 1),
  * writes along the output's last dim. */
 static void tr_tiles(void *arg, int64_t begin, int64_t end, int tid)
@@ -128,9 +161,7 @@ static void tr_tiles(void *arg, int64_t begin, int64_t end, int tid)
             int64_t i1 = i0 + TILE < m ? i0 + TILE : m;
             for (int64_t j0 = 0; j0 < n; j0 += TILE) {
                 int64_t j1 = j0 + TILE < n ? j0 + TILE : n;
-                for (int64_t i = i0; i < i1; i++)
-                    for (int64_t j = j0; j < j1; j++)
-                        y[i * ys + j] = x[j * xs + i];
+                tile(x, xs, y, ys, i0, i1, j0, j1);
             }
         }
     }
