@@ -11,7 +11,7 @@
 #include "kernels/ref/fused.h"
 
 /* Work (flops) below which a product runs on the calling thread only. */
-static double min_parallel_flops = 4e6;
+static double min_parallel_flops = 1e6;
 
 double sm_gemm_set_parallel_threshold(double flops)
 {
@@ -431,7 +431,7 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         batch *= g->bdims[d];
     if (batch == 0 || g->M == 0 || g->N == 0)
         return SMELT_OK;
-    /* Below about 50 us of work, waking the other threads costs more
+    /* Below about 10 us of work, waking the other threads costs more
      * than it saves, unless the product streams a large B (a classifier
      * or an MLP at batch 1: memory-bound, and one core alone does not
      * reach the memory's bandwidth). */

@@ -109,7 +109,7 @@ typedef struct sm_gemm_args {
 sm_gemm_epi sm_gemm_epi_none(void);
 
 /* Products of fewer flops than this run on the calling thread (waking
- * the pool costs more); returns the previous value. Default 4e6. Tests
+ * the pool costs more); returns the previous value. Default 1e6. Tests
  * set 0 to run the threaded paths on small shapes. */
 double sm_gemm_set_parallel_threshold(double flops);
 
