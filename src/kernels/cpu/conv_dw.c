@@ -165,14 +165,11 @@ smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     int64_t planes = g->N * g->M;
     if (planes < 2)
         threads = 1;
-    size_t need = sm_conv_dw_workspace(g, threads);
-    void *own = NULL;
-    if (!ws || ws_bytes < need) {
-        own = sm_malloc(need);
-        if (!own)
-            return sm_err_nomem(ctx);
-        ws = own;
-    }
+    void *own;
+    char *scratch =
+        sm_cpu_scratch(ws, ws_bytes, sm_conv_dw_workspace(g, threads), &own);
+    if (!scratch)
+        return sm_err_nomem(ctx);
     dw_job J = {.ops = ops,
                 .g = g,
                 .x = x,
@@ -182,12 +179,10 @@ smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                 .epi = epi,
                 .y = y};
     dw_layout(ops, g, &J.l);
-    J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+    J.ws = scratch;
     J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
-    if (threads > 1)
-        sm_parallel_for(tp, planes, sm_cpu_chunk(planes, tp), dw_planes, &J);
-    else
-        dw_planes(&J, 0, planes, 0);
+    /* one plane: the calling thread alone (the scratch is for one) */
+    sm_parallel_for(tp, planes, sm_cpu_chunk(planes, tp), dw_planes, &J);
     sm_free(own);
     return SMELT_OK;
 }

@@ -263,23 +263,17 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
     int64_t tasks = g->N * J.blocks;
     int threads = tasks > 1 ? sm_threadpool_size(tp) : 1;
-    size_t need = sm_conv_dwc_workspace(g, threads);
-    void *own = NULL;
     if (vl > DWC_MAX_VL)
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "depthwise: vectors of %d floats are wider than %d", vl,
                       DWC_MAX_VL);
-    if (!ws || ws_bytes < need) {
-        own = sm_malloc(need);
-        if (!own)
-            return sm_err_nomem(ctx);
-        ws = own;
-    }
-    J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
-    if (threads > 1)
-        sm_parallel_for(tp, tasks, sm_cpu_chunk(tasks, tp), dwc_blocks, &J);
-    else
-        dwc_blocks(&J, 0, tasks, 0);
+    void *own;
+    J.ws =
+        sm_cpu_scratch(ws, ws_bytes, sm_conv_dwc_workspace(g, threads), &own);
+    if (!J.ws)
+        return sm_err_nomem(ctx);
+    /* one task: the calling thread alone (the scratch is for one) */
+    sm_parallel_for(tp, tasks, sm_cpu_chunk(tasks, tp), dwc_blocks, &J);
     sm_free(own);
     return SMELT_OK;
 }

@@ -47,8 +47,9 @@ int sm_conv_pm_wanted(const sm_conv_geom *g)
 size_t sm_conv_pm_workspace(const sm_conv_geom *g, int n_threads)
 {
     int64_t P = g->OH * g->OW;
+    /* C', the GEMM's scratch, and 64 bytes to align the two */
     return ALIGN64((size_t)(g->N * P * g->M) * sizeof(float)) +
-           sm_gemm_workspace_shared_a(n_threads, P, g->K);
+           sm_gemm_workspace_shared_a(n_threads, P, g->K) + 64;
 }
 
 smelt_status sm_conv_pm_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
@@ -105,16 +106,12 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
 {
     int threads = sm_threadpool_size(tp);
     size_t need = sm_conv_pm_workspace(g, threads);
-    void *own = NULL;
-    if (!ws || ws_bytes < need) {
-        own = sm_malloc(need + 64);
-        if (!own)
-            return sm_err_nomem(ctx);
-        ws = own;
-        ws_bytes = need + 64;
-    }
-    char *base = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
-    size_t room = ws_bytes - (size_t)(base - (char *)ws);
+    void *own;
+    char *base = sm_cpu_scratch(ws, ws_bytes, need, &own);
+    if (!base)
+        return sm_err_nomem(ctx);
+    /* the aligned base leaves at least need - 64 bytes */
+    size_t room = need - 64;
     int64_t P = g->OH * g->OW;
     size_t ct_bytes = ALIGN64((size_t)(g->N * P * g->M) * sizeof(float));
     float *ct = (float *)base;
@@ -145,10 +142,7 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                     .y = y};
         J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
         int64_t tasks = g->N * ((g->M + PM_BLOCK - 1) / PM_BLOCK);
-        if (threads > 1)
-            sm_parallel_for(tp, tasks, sm_cpu_chunk(tasks, tp), pm_out, &J);
-        else
-            pm_out(&J, 0, tasks, 0);
+        sm_parallel_for(tp, tasks, sm_cpu_chunk(tasks, tp), pm_out, &J);
     }
     sm_free(own);
     return st;

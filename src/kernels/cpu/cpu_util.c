@@ -97,6 +97,18 @@ int64_t sm_cpu_chunk(int64_t n, sm_threadpool *tp)
     return c > 0 ? c : 1;
 }
 
+char *sm_cpu_scratch(void *ws, size_t ws_bytes, size_t need, void **own)
+{
+    *own = NULL;
+    if (!ws || ws_bytes < need) {
+        *own = sm_malloc(need + 64);
+        if (!*own)
+            return NULL;
+        ws = *own;
+    }
+    return (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+}
+
 int64_t sm_cpu_prod(int n, const int64_t *d)
 {
     int64_t p = 1;

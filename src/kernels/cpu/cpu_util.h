@@ -60,6 +60,12 @@ int sm_cpu_epi_act(const sm_attrs *at, sm_gemm_epi *e);
  * at most a small share of the work. */
 int64_t sm_cpu_chunk(int64_t n, sm_threadpool *tp);
 
+/* A kernel's 64-byte aligned scratch of `need` bytes: the plan's
+ * workspace ws when it is large enough (ws_bytes), else a block
+ * allocated here and returned in *own as well (the caller sm_frees
+ * *own, NULL or not); NULL when that allocation fails. */
+char *sm_cpu_scratch(void *ws, size_t ws_bytes, size_t need, void **own);
+
 /* Product of n dims. */
 int64_t sm_cpu_prod(int n, const int64_t *d);
 

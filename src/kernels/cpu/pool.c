@@ -198,26 +198,20 @@ static smelt_status pool_run(const sm_cpu_ops *ops, const sm_kargs *a,
     }
     int64_t planes = x->dims[0] * x->dims[1];
     int threads = planes > 1 ? sm_threadpool_size(tp) : 1;
-    void *own = NULL, *ws = a->workspace;
+    void *own = NULL;
     if (!J.global) {
         sm_rowsplit_init(&J.rs, J.OW, J.w.kernel[1], J.w.stride[1], J.w.dil[1],
                          J.w.pad0[1], J.W, ops->gather2);
         J.per_thread = pool_per_thread(&J.rs, J.H);
         for (int64_t kx = 0; kx < J.w.kernel[1] && kx < POOL_MAX_TAPS; kx++)
             J.kx_off[kx] = sm_rowsplit_tap(&J.rs, kx);
-        size_t need = (size_t)threads * J.per_thread + 64;
-        if (!ws || a->workspace_bytes < need) {
-            own = sm_malloc(need);
-            if (!own)
-                return sm_err_nomem(a->ctx);
-            ws = own;
-        }
-        J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
+        J.ws = sm_cpu_scratch(a->workspace, a->workspace_bytes,
+                              (size_t)threads * J.per_thread + 64, &own);
+        if (!J.ws)
+            return sm_err_nomem(a->ctx);
     }
-    if (threads > 1)
-        sm_parallel_for(tp, planes, sm_cpu_chunk(planes, tp), pool_planes, &J);
-    else
-        pool_planes(&J, 0, planes, 0);
+    /* one plane: the calling thread alone (the scratch is for one) */
+    sm_parallel_for(tp, planes, sm_cpu_chunk(planes, tp), pool_planes, &J);
     sm_free(own);
     return SMELT_OK;
 }
