@@ -601,10 +601,12 @@ static void test_fusedconv_op(void **state)
              CONV_TOL(8));
 }
 
-/* Whether the entry's prepack chose Winograd (36 transformed weight
- * matrices) for this node. */
-static int chose_winograd(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
-                          sm_tensor *y, const sm_attr *al, int n_al)
+/* What the entry's prepack made for this FusedConv node: the packed
+ * blob's matrix count (36: Winograd's transformed weights) and side
+ * (*is_a 0: the weights as a B operand, the position-major product of
+ * conv_pm.c); 0 when it made none. */
+static int64_t prepacked(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
+                         sm_tensor *y, const sm_attr *al, int n_al, int *is_a)
 {
     const sm_op_info *info = sm_op_info_get(SM_OP_FusedConv);
     sm_attrs at = {al, n_al, info->spec, info->n_spec};
@@ -614,9 +616,24 @@ static int chose_winograd(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
     const sm_tensor *ci[4] = {NULL, in[1], NULL, NULL};
     void *p = NULL;
     assert_int_equal(k->prepack(NULL, &d, ci, &p), SMELT_OK);
-    int wino = p && ((sm_gemm_pack *)p)->count == 36;
+    int64_t count = p ? ((sm_gemm_pack *)p)->count : 0;
+    *is_a = p ? ((sm_gemm_pack *)p)->is_a : 0;
     k->free_packed(p);
-    return wino;
+    return count;
+}
+
+static int chose_winograd(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
+                          sm_tensor *y, const sm_attr *al, int n_al)
+{
+    int is_a;
+    return prepacked(k, in, n_in, y, al, n_al, &is_a) == 36;
+}
+
+static int chose_pm(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
+                    sm_tensor *y, const sm_attr *al, int n_al)
+{
+    int is_a;
+    return prepacked(k, in, n_in, y, al, n_al, &is_a) == 1 && !is_a;
 }
 
 /* Winograd F(4x4, 3x3): output sizes that are not multiples of 4, pads
@@ -652,24 +669,6 @@ static void test_conv_winograd(void **state)
         for (int j = 0; j < 4; j++)
             sm_tensor_free(in[j]);
     }
-}
-
-/* Whether the entry's prepack chose the position-major product (the
- * weights packed as a B operand, conv_pm.c) for this node. */
-static int chose_pm(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
-                    sm_tensor *y, const sm_attr *al, int n_al)
-{
-    const sm_op_info *info = sm_op_info_get(SM_OP_FusedConv);
-    sm_attrs at = {al, n_al, info->spec, info->n_spec};
-    sm_kernel_operand ins[4], outs[1];
-    sm_kernel_desc d;
-    ck_desc(SM_OP_FusedConv, n_in, in, 1, &y, &at, 2, 1, ins, outs, &d);
-    const sm_tensor *ci[4] = {NULL, in[1], NULL, NULL};
-    void *p = NULL;
-    assert_int_equal(k->prepack(NULL, &d, ci, &p), SMELT_OK);
-    int pm = p && !((sm_gemm_pack *)p)->is_a;
-    k->free_packed(p);
-    return pm;
 }
 
 /* Position-major convolutions (few output positions, channels a multiple
