@@ -101,7 +101,7 @@ typedef struct dwc_job {
     char *ws;
     size_t per_thread;
     int64_t hp, wp, blocks; /* padded extent; channel blocks per image */
-    int64_t band;           /* output rows per band */
+    int64_t band, bands;    /* output rows per band; bands per plane */
     int64_t off[SM_CONV_DW_MAX_TAPS];
     int epi_on;
 } dwc_job;
@@ -178,7 +178,9 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
     }
 }
 
-/* Tasks [begin, end): (image, channel block), steps 1-3. */
+/* Tasks [begin, end): (image, channel block, band of output rows), steps
+ * 1-3: bands as tasks of their own, so that 32 channels (two blocks)
+ * still spread over the threads in many pieces. */
 static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
 {
     const dwc_job *J = arg;
@@ -189,7 +191,8 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
     float *out = buf + band_rows(g, J->band) * J->wp * vl;
     float *wt = out + J->band * g->OW * vl, *bias = wt + ntaps * vl;
     for (int64_t t = begin; t < end; t++) {
-        int64_t n = t / J->blocks, m0 = t % J->blocks * vl;
+        int64_t band = t % J->bands, blk = t / J->bands;
+        int64_t n = blk / J->blocks, m0 = blk % J->blocks * vl;
         int64_t nb = g->M - m0 < vl ? g->M - m0 : vl;
         sm_gemm_epi e;
         sm_conv_epi(g, J->epi, J->bias, J->res, &e);
@@ -214,9 +217,9 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
         float *yp[DWC_MAX_VL];
         for (int64_t l = 0; l < nb; l++)
             yp[l] = J->y + (n * g->M + m0 + l) * ohw;
-        /* bands of output rows, so that a band's interleaved input and
-         * output stay in L2 */
-        for (int64_t oy0 = 0; oy0 < g->OH; oy0 += J->band) {
+        /* this task's band of output rows */
+        {
+            int64_t oy0 = band * J->band;
             int64_t bo = g->OH - oy0 < J->band ? g->OH - oy0 : J->band;
             int64_t Y0 = oy0 * g->sh;
             dwc_interleave(J, n, m0, nb, vl, Y0, Y0 + band_rows(g, bo), buf);
@@ -232,9 +235,9 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
             for (; l < nb; l++)
                 for (int64_t p = 0; p < np; p++)
                     yb[l][p] = out[p * vl + l];
+            for (l = 0; sep && l < nb; l++)
+                J->ops->epi_tile(&e, yb[l], np, m0 + l, p0, 1, np);
         }
-        for (int64_t l = 0; sep && l < nb; l++)
-            J->ops->epi_tile(&e, yp[l], ohw, m0 + l, 0, 1, ohw);
     }
 }
 
@@ -261,7 +264,8 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         for (int64_t kx = 0; kx < g->kw; kx++)
             J.off[ky * g->kw + kx] = ky * g->dh * J.wp + kx * g->dw;
     J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
-    int64_t tasks = g->N * J.blocks;
+    J.bands = (g->OH + J.band - 1) / J.band;
+    int64_t tasks = g->N * J.blocks * J.bands;
     int threads = tasks > 1 ? sm_threadpool_size(tp) : 1;
     if (vl > DWC_MAX_VL)
         return sm_err(ctx, SMELT_ERR_RUNTIME,
