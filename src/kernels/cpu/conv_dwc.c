@@ -22,9 +22,6 @@
 #include "kernels/cpu/conv.h"
 
 #include <string.h>
-#ifdef __SSE2__
-#include <xmmintrin.h>
-#endif
 
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_util.h"
@@ -106,48 +103,6 @@ typedef struct dwc_job {
     int epi_on;
 } dwc_job;
 
-/* d[j * vl + l] = s[l][j] for j < n, l < 4: four rows into four lanes,
- * 4 x 4 blocks transposed in SSE registers (baseline x86-64). */
-static void lanes4_in(const float *const *s, int64_t n, float *d, int vl)
-{
-    int64_t j = 0;
-#ifdef __SSE2__
-    for (; j + 4 <= n; j += 4) {
-        __m128 a = _mm_loadu_ps(s[0] + j), b = _mm_loadu_ps(s[1] + j);
-        __m128 c = _mm_loadu_ps(s[2] + j), e = _mm_loadu_ps(s[3] + j);
-        _MM_TRANSPOSE4_PS(a, b, c, e);
-        _mm_storeu_ps(d + j * vl, a);
-        _mm_storeu_ps(d + (j + 1) * vl, b);
-        _mm_storeu_ps(d + (j + 2) * vl, c);
-        _mm_storeu_ps(d + (j + 3) * vl, e);
-    }
-#endif
-    for (; j < n; j++)
-        for (int l = 0; l < 4; l++)
-            d[j * vl + l] = s[l][j];
-}
-
-/* The inverse: s[j * vl + l] for l < 4 into rows d[l][j]. */
-static void lanes4_out(const float *s, int64_t n, float *const *d, int vl)
-{
-    int64_t j = 0;
-#ifdef __SSE2__
-    for (; j + 4 <= n; j += 4) {
-        __m128 a = _mm_loadu_ps(s + j * vl), b = _mm_loadu_ps(s + (j + 1) * vl);
-        __m128 c = _mm_loadu_ps(s + (j + 2) * vl);
-        __m128 e = _mm_loadu_ps(s + (j + 3) * vl);
-        _MM_TRANSPOSE4_PS(a, b, c, e);
-        _mm_storeu_ps(d[0] + j, a);
-        _mm_storeu_ps(d[1] + j, b);
-        _mm_storeu_ps(d[2] + j, c);
-        _mm_storeu_ps(d[3] + j, e);
-    }
-#endif
-    for (; j < n; j++)
-        for (int l = 0; l < 4; l++)
-            d[l][j] = s[j * vl + l];
-}
-
 /* Step 1 for channels [m0, m0 + nb) and padded rows [Y0, Y1): input
  * channel m / Mg of each into lane m - m0 of buf (padded row Y at buf row
  * Y - Y0), the padding and spare lanes zero; four lanes at a time, the
@@ -170,7 +125,7 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
         for (; l + 4 <= nb; l += 4) {
             const float *s[4] = {xp[l] + iy * g->W, xp[l + 1] + iy * g->W,
                                  xp[l + 2] + iy * g->W, xp[l + 3] + iy * g->W};
-            lanes4_in(s, nx, d + l, vl);
+            sm_cpu_lanes4_in(s, nx, d + l, vl);
         }
         for (; l < nb; l++)
             for (int64_t ix = 0; ix < nx; ix++)
@@ -231,7 +186,7 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
                 yb[l] = yp[l] + p0;
             int64_t l = 0;
             for (; l + 4 <= nb; l += 4)
-                lanes4_out(out + l, np, yb + l, vl);
+                sm_cpu_lanes4_out(out + l, np, vl, yb + l);
             for (; l < nb; l++)
                 for (int64_t p = 0; p < np; p++)
                     yb[l][p] = out[p * vl + l];

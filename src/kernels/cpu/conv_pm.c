@@ -85,8 +85,15 @@ static void pm_out(void *arg, int64_t begin, int64_t end, int tid)
         int64_t mc = g->M - m0 < PM_BLOCK ? g->M - m0 : PM_BLOCK;
         const float *src = J->ct + n * P * g->M + m0;
         float *dst = J->y + (n * g->M + m0) * P;
-        for (int64_t p = 0; p < P; p++)
-            for (int64_t m = 0; m < mc; m++)
+        /* four channels at a time through SSE 4 x 4 transposes */
+        int64_t m = 0;
+        for (; m + 4 <= mc; m += 4) {
+            float *d[4] = {dst + m * P, dst + (m + 1) * P, dst + (m + 2) * P,
+                           dst + (m + 3) * P};
+            sm_cpu_lanes4_out(src + m, P, g->M, d);
+        }
+        for (; m < mc; m++)
+            for (int64_t p = 0; p < P; p++)
                 dst[m * P + p] = src[p * g->M + m];
         if (!J->epi_on)
             continue;
