@@ -283,6 +283,14 @@ static void test_transpose(void **state)
              1, ATTRS(A_INTS("perm", 0, 2, 1)), CK_ENTRIES(transpose), 0, 0, 0);
     CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(32, 8, 64), 7)}),
              1, ATTRS(A_INTS("perm", 1, 2, 0)), CK_ENTRIES(transpose), 0, 0, 0);
+    /* rows kept whole, long (a memcpy each) and short (inline), enough
+     * of them to split over the threads */
+    CK_CHECK(SM_OP_Transpose, 1,
+             ((sm_tensor *[]){ck_rand(3, D(3, 40, 300), 8)}), 1,
+             ATTRS(A_INTS("perm", 1, 0, 2)), CK_ENTRIES(transpose), 0, 0, 0);
+    CK_CHECK(SM_OP_Transpose, 1,
+             ((sm_tensor *[]){ck_rand(4, D(8, 8, 16, 48), 9)}), 1,
+             ATTRS(A_INTS("perm", 2, 0, 1, 3)), CK_ENTRIES(transpose), 0, 0, 0);
     CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(1, 40, 1), 5)}),
              1, ATTRS(A_INTS("perm", 2, 0, 1)), CK_ENTRIES(transpose), 0, 0, 0);
     /* a bad perm is refused */

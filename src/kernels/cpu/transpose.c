@@ -96,6 +96,12 @@ static void outer_offsets(const tr_job *J, int64_t o, int skip, int64_t *xo,
     }
 }
 
+/* Rows [begin, end) of a transpose that keeps the last dim: the offsets
+ * worked out once per run along the innermost outer dim (the rows then
+ * step by its input stride), and short rows (attention's 64 floats)
+ * copied inline, where a libc call a row costs more than the row. */
+#pragma GCC push_options
+#pragma GCC optimize("no-tree-loop-distribute-patterns")
 static void tr_rows(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
@@ -103,12 +109,28 @@ static void tr_rows(void *arg, int64_t begin, int64_t end, int tid)
     const tr_geom *g = &J->g;
     int last = g->nd - 1;
     int64_t n = g->dims[last];
-    for (int64_t o = begin; o < end; o++) {
-        int64_t xo, yo;
+    for (int64_t o = begin; o < end;) {
+        int64_t xo, yo, run = end - o, step = 0;
         outer_offsets(J, o, -1, &xo, &yo);
-        memcpy(J->y + yo, J->x + xo, (size_t)n * sizeof(float));
+        if (last > 0) {
+            int64_t left = g->dims[last - 1] - o % g->dims[last - 1];
+            run = run < left ? run : left;
+            step = g->is[last - 1];
+        }
+        for (int64_t r = 0; r < run; r++) {
+            const float *x = J->x + xo + r * step;
+            float *y = J->y + yo + r * n;
+            if (n >= 256) {
+                memcpy(y, x, (size_t)n * sizeof(float));
+            } else {
+                for (int64_t j = 0; j < n; j++)
+                    y[j] = x[j];
+            }
+        }
+        o += run;
     }
 }
+#pragma GCC pop_options
 
 /* y[i * ys + j] = x[j * xs + i] over [i0, i1) x [j0, j1): 4 x 4 blocks
  * transposed in SSE registers (baseline x86-64), the edges one by one. */
