@@ -175,10 +175,11 @@ size_t sm_gemm_workspace(int n_threads, int64_t K, int64_t N, int b_packed)
     return ws;
 }
 
-/* Bytes of A [M, K] packed whole in the widest table's panels (14). */
+/* Bytes of A [M, K] packed whole in any table's panels: M rounded up to
+ * a multiple of mr (14, 6 or 4) is at most M + 13 rows. */
 static size_t shared_a_bytes(int64_t M, int64_t K)
 {
-    return ALIGN64((size_t)(round_up(M, 14) * K) * sizeof(float));
+    return ALIGN64((size_t)((M + 13) * K) * sizeof(float));
 }
 
 size_t sm_gemm_workspace_shared_a(int n_threads, int64_t M, int64_t K)
