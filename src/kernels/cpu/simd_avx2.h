@@ -71,6 +71,11 @@ VINL V v_div(V a, V b)
 {
     return _mm256_div_ps(a, b);
 }
+/* 1 / a to about 12 bits (a Newton step brings it to about 23). */
+VINL V v_rcp_est(V a)
+{
+    return _mm256_rcp_ps(a);
+}
 VINL V v_fma(V a, V b, V c)
 {
     return _mm256_fmadd_ps(a, b, c);

@@ -70,6 +70,11 @@ VINL V v_div(V a, V b)
 {
     return _mm512_div_ps(a, b);
 }
+/* 1 / a to about 14 bits (a Newton step makes it float-exact). */
+VINL V v_rcp_est(V a)
+{
+    return _mm512_rcp14_ps(a);
+}
 VINL V v_fma(V a, V b, V c)
 {
     return _mm512_fmadd_ps(a, b, c);

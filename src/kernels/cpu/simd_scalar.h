@@ -62,6 +62,10 @@ VINL V v_div(V a, V b)
 {
     return a / b;
 }
+VINL V v_rcp_est(V a)
+{
+    return 1.0f / a;
+}
 VINL V v_fma(V a, V b, V c)
 {
     return a * b + c;
