@@ -111,11 +111,32 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
                            int vl, int64_t Y0, int64_t Y1, float *buf)
 {
     const sm_conv_geom *g = J->g;
-    memset(buf, 0, (size_t)((Y1 - Y0) * J->wp * vl) * sizeof *buf);
     int64_t x0 = g->pw; /* input column 0 in the buffer */
     int64_t nx = g->W < J->wp - x0 ? g->W : J->wp - x0;
     int64_t iy0 = Y0 - g->ph < 0 ? 0 : Y0 - g->ph;
     int64_t iy1 = Y1 - g->ph < g->H ? Y1 - g->ph : g->H;
+    size_t row = (size_t)(J->wp * vl) * sizeof *buf;
+    nx = nx < 0 ? 0 : nx;
+    if (nb < vl || iy1 <= iy0) {
+        /* spare lanes (or no input row): all of the band zero first */
+        memset(buf, 0, (size_t)(Y1 - Y0) * row);
+    } else {
+        /* only what the input does not cover: padding rows, and the
+         * padding columns of the other rows */
+        for (int64_t Y = Y0; Y < Y1; Y++) {
+            char *r = (char *)(buf + (Y - Y0) * J->wp * vl);
+            int64_t iy = Y - g->ph;
+            if (iy < iy0 || iy >= iy1) {
+                memset(r, 0, row);
+                continue;
+            }
+            size_t head =
+                (size_t)((x0 < J->wp ? x0 : J->wp) * vl) * sizeof *buf;
+            size_t body = (size_t)(nx * vl) * sizeof *buf;
+            memset(r, 0, head);
+            memset(r + head + body, 0, row - head - body);
+        }
+    }
     const float *xp[DWC_MAX_VL];
     for (int64_t l = 0; l < nb; l++)
         xp[l] = J->x + (n * g->C + (m0 + l) / g->Mg) * g->H * g->W;
