@@ -326,6 +326,48 @@ static void test_vmath_accuracy(void **state)
     }
 }
 
+/* lanes_in / lanes_out against their definitions, on every table: whole
+ * register blocks, ragged tails, an output stride wider than a vector. */
+static void test_lanes(void **state)
+{
+    (void)state;
+    enum { MAXN = 53, MAXL = 16, STRIDE = 21 };
+    static float src[MAXL][MAXN], il[MAXN * MAXL], back[MAXL][MAXN];
+    static float wide[MAXN * STRIDE];
+    for (int l = 0; l < MAXL; l++)
+        for (int j = 0; j < MAXN; j++)
+            src[l][j] = (float)(l * 1000 + j);
+    for (size_t o = 0; o < 3; o++) {
+        const sm_cpu_ops *ops = all_ops[o];
+        if (!have_ops(ops))
+            continue;
+        int vl = ops->vl;
+        const int64_t ns[] = {0, 3, 16, 37, MAXN};
+        for (size_t t = 0; t < N_OF(ns); t++) {
+            int64_t n = ns[t];
+            const float *s[MAXL];
+            float *d[MAXL];
+            for (int l = 0; l < vl; l++) {
+                s[l] = src[l];
+                d[l] = back[l];
+            }
+            ops->lanes_in(s, n, il);
+            for (int64_t j = 0; j < n; j++)
+                for (int l = 0; l < vl; l++)
+                    assert_true(il[j * vl + l] == src[l][j]);
+            /* out of a wider pixel stride: lane l of pixel j at j * 21 + l */
+            for (int64_t j = 0; j < n; j++)
+                for (int l = 0; l < STRIDE; l++)
+                    wide[j * STRIDE + l] = (float)(l * 1000 + j);
+            memset(back, 0, sizeof back);
+            ops->lanes_out(wide, n, STRIDE, d);
+            for (int l = 0; l < vl; l++)
+                for (int64_t j = 0; j < n; j++)
+                    assert_true(back[l][j] == src[l][j]);
+        }
+    }
+}
+
 /* ---- MatMul, Gemm, FusedGemm through the registry --------------------- */
 
 #define MM_TOL(k) 2e-6 * (double)((k) + 1), 1e-5
@@ -742,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_gemm_batch),
         cmocka_unit_test(test_gemm_errors),
         cmocka_unit_test(test_vmath_accuracy),
+        cmocka_unit_test(test_lanes),
         cmocka_unit_test(test_matmul_op),
         cmocka_unit_test(test_gemm_op),
         cmocka_unit_test(test_fusedgemm_op),

@@ -143,6 +143,13 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
     for (int64_t iy = iy0; iy < iy1; iy++) {
         float *d = buf + ((iy + g->ph - Y0) * J->wp + x0) * vl;
         int64_t l = 0;
+        if (nb == vl) {
+            const float *s[DWC_MAX_VL];
+            for (int k = 0; k < vl; k++)
+                s[k] = xp[k] + iy * g->W;
+            J->ops->lanes_in(s, nx, d);
+            continue;
+        }
         for (; l + 4 <= nb; l += 4) {
             const float *s[4] = {xp[l] + iy * g->W, xp[l + 1] + iy * g->W,
                                  xp[l + 2] + iy * g->W, xp[l + 3] + iy * g->W};
@@ -206,6 +213,10 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
             for (int64_t l = 0; l < nb; l++)
                 yb[l] = yp[l] + p0;
             int64_t l = 0;
+            if (nb == vl) {
+                J->ops->lanes_out(out, np, vl, yb);
+                l = nb;
+            }
             for (; l + 4 <= nb; l += 4)
                 sm_cpu_lanes4_out(out + l, np, vl, yb + l);
             for (; l < nb; l++)

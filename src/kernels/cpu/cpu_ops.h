@@ -163,6 +163,12 @@ typedef struct sm_cpu_ops {
                       const float *wt, const int64_t *off, int ntaps,
                       const float *bias, int act, float act_a, float act_b,
                       int64_t OH, int64_t OW, float *out);
+    /* Channel interleaving, vl rows at a time (VL x VL register
+     * transposes): lanes_in d[j * vl + l] = s[l][j]; lanes_out
+     * d[l][j] = s[j * stride + l]; for l < vl, j < n. */
+    void (*lanes_in)(const float *const *s, int64_t n, float *d);
+    void (*lanes_out)(const float *s, int64_t n, int64_t stride,
+                      float *const *d);
 
     /* ---- Winograd F(4x4, 3x3) transforms (winograd.inc.h) ---- */
     /* B^T d B of n tiles whose 6 input rows are phase-split (4 phases of

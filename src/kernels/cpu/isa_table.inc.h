@@ -38,6 +38,8 @@ const sm_cpu_ops SM_ISA_CAT(sm_cpu_ops_, SM_ISA_SUFFIX) = {
     .gather2 = gather2,
     .dw_row = dw_row,
     .dw_cblock = dw_cblock,
+    .lanes_in = lanes_in,
+    .lanes_out = lanes_out,
     .wino_in = wino_in,
     .wino_out = wino_out,
 };

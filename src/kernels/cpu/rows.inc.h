@@ -435,3 +435,40 @@ static void gather2(const float *x, float *d, int64_t n)
         v_storen(d + j, v_even(a, b), n - j);
     }
 }
+
+/* Channel interleaving a vector at a time (conv_dwc.c, conv_pm.c):
+ * lanes_in: d[j * VL + l] = s[l][j], lanes_out: d[l][j] = s[j * stride +
+ * l], for l < VL and j < n; whole VL x VL blocks transposed in registers,
+ * the last columns one by one. */
+static void lanes_in(const float *const *s, int64_t n, float *d)
+{
+    int64_t j = 0;
+    for (; j + VL <= n; j += VL) {
+        V r[VL];
+        for (int l = 0; l < VL; l++)
+            r[l] = v_load(s[l] + j);
+        v_transpose(r);
+        for (int c = 0; c < VL; c++)
+            v_store(d + (j + c) * VL, r[c]);
+    }
+    for (; j < n; j++)
+        for (int l = 0; l < VL; l++)
+            d[j * VL + l] = s[l][j];
+}
+
+static void lanes_out(const float *s, int64_t n, int64_t stride,
+                      float *const *d)
+{
+    int64_t j = 0;
+    for (; j + VL <= n; j += VL) {
+        V r[VL];
+        for (int c = 0; c < VL; c++)
+            r[c] = v_load(s + (j + c) * stride);
+        v_transpose(r);
+        for (int l = 0; l < VL; l++)
+            v_store(d[l] + j, r[l]);
+    }
+    for (; j < n; j++)
+        for (int l = 0; l < VL; l++)
+            d[l][j] = s[j * stride + l];
+}

@@ -161,4 +161,24 @@ VINL V v_even(V a, V b)
         _mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
+/* r[0..8) transposed in place: afterwards r[c][l] is what r[l][c] was. */
+VINL void v_transpose(V r[8])
+{
+    V t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+        r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+    }
+}
+
 #endif

@@ -151,4 +151,35 @@ VINL V v_even(V a, V b)
     return _mm512_permutex2var_ps(a, idx, b);
 }
 
+/* r[0..16) transposed in place: afterwards r[c][l] is what r[l][c] was
+ * (32-bit, then 64-bit interleaves within 128-bit lanes, then two rounds
+ * of 128-bit lane shuffles). */
+VINL void v_transpose(V r[16])
+{
+    V t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+        __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+        u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    /* u[4g + j], lane q: column 4q + j of rows 4g..4g+3 */
+    for (int j = 0; j < 4; j++) {
+        V vlo = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x44);
+        V vhi = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xEE);
+        V wlo = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x44);
+        V whi = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xEE);
+        r[j] = _mm512_shuffle_f32x4(vlo, wlo, 0x88);
+        r[4 + j] = _mm512_shuffle_f32x4(vlo, wlo, 0xDD);
+        r[8 + j] = _mm512_shuffle_f32x4(vhi, whi, 0x88);
+        r[12 + j] = _mm512_shuffle_f32x4(vhi, whi, 0xDD);
+    }
+}
+
 #endif

@@ -134,4 +134,10 @@ VINL V v_even(V a, V b)
     return a;
 }
 
+/* A 1 x 1 transpose: nothing to do. */
+VINL void v_transpose(V r[1])
+{
+    (void)r;
+}
+
 #endif
