@@ -139,23 +139,16 @@ static smelt_status decompose_sum(sm_pass_ctx *pc, sm_rw *rw, sm_node *sum)
     return SMELT_OK;
 }
 
+static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *x)
+{
+    if (x->op == SM_OP_BatchNormalization)
+        return decompose_bn(pc, rw, x);
+    if (x->op == SM_OP_Sum && x->n_in >= 2)
+        return decompose_sum(pc, rw, x);
+    return SMELT_OK;
+}
+
 smelt_status sm_pass_decompose(sm_pass_ctx *pc, sm_graph *g)
 {
-    sm_rw *rw;
-    SM_TRY(sm_rw_new(pc->ctx, g, &rw));
-    sm_node **nodes = NULL;
-    int n = 0;
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
-    for (int i = 0; i < n && st == SMELT_OK; i++) {
-        sm_node *x = nodes[i];
-        if (sm_rw_is_removed(rw, x))
-            continue;
-        if (x->op == SM_OP_BatchNormalization)
-            st = decompose_bn(pc, rw, x);
-        else if (x->op == SM_OP_Sum && x->n_in >= 2)
-            st = decompose_sum(pc, rw, x);
-    }
-    sm_free(nodes);
-    sm_rw_free(rw);
-    return st;
+    return sm_fu_for_nodes(pc, g, visit);
 }

@@ -124,25 +124,20 @@ static smelt_status fold_pair(sm_pass_ctx *pc, sm_rw *rw, sm_node *conv,
     return SMELT_OK;
 }
 
+static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *bn)
+{
+    if (bn->op != SM_OP_BatchNormalization)
+        return SMELT_OK;
+    char buf[200];
+    const char *why = blocker(rw, bn, buf, sizeof buf);
+    if (why)
+        sm_fu_miss(pc, bn, "%s", why);
+    else if (bn->in[0]->def && bn->in[0]->def->op == SM_OP_Conv)
+        return fold_pair(pc, rw, bn->in[0]->def, bn);
+    return SMELT_OK;
+}
+
 smelt_status sm_pass_fold_conv_bn(sm_pass_ctx *pc, sm_graph *g)
 {
-    sm_rw *rw;
-    SM_TRY(sm_rw_new(pc->ctx, g, &rw));
-    sm_node **nodes = NULL;
-    int n = 0;
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
-    for (int i = 0; i < n && st == SMELT_OK; i++) {
-        sm_node *bn = nodes[i];
-        if (bn->op != SM_OP_BatchNormalization || sm_rw_is_removed(rw, bn))
-            continue;
-        char buf[200];
-        const char *why = blocker(rw, bn, buf, sizeof buf);
-        if (why)
-            sm_fu_miss(pc, bn, "%s", why);
-        else if (bn->in[0]->def && bn->in[0]->def->op == SM_OP_Conv)
-            st = fold_pair(pc, rw, bn->in[0]->def, bn);
-    }
-    sm_free(nodes);
-    sm_rw_free(rw);
-    return st;
+    return sm_fu_for_nodes(pc, g, visit);
 }

@@ -187,6 +187,21 @@ void sm_fu_silu_free(sm_fu_silu *s)
     s->cap = 0;
 }
 
+smelt_status sm_fu_for_nodes(sm_pass_ctx *pc, sm_graph *g, sm_fu_visit_fn visit)
+{
+    sm_rw *rw;
+    SM_TRY(sm_rw_new(pc->ctx, g, &rw));
+    sm_node **nodes = NULL;
+    int n = 0;
+    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
+    for (int i = 0; i < n && st == SMELT_OK; i++)
+        if (!sm_rw_is_removed(rw, nodes[i]))
+            st = visit(pc, rw, nodes[i]);
+    sm_free(nodes);
+    sm_rw_free(rw);
+    return st;
+}
+
 smelt_status sm_fu_run_chains(sm_pass_ctx *pc, sm_graph *g,
                               sm_fu_start_fn start, sm_fu_fuse_fn fuse)
 {

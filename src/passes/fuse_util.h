@@ -72,6 +72,13 @@ void sm_fu_silu_free(sm_fu_silu *s);
  * taken first) that is still there and `start` accepts, `fuse` tries to
  * absorb what follows it. The silu index is built once for `fuse`. */
 typedef int (*sm_fu_start_fn)(const sm_node *n);
+
+/* Calls visit on every node of a snapshot of g (sm_fu_snapshot) that no
+ * earlier visit removed, through one rewriter, until a visit fails: the
+ * driver of the passes that rewrite node by node. */
+typedef smelt_status (*sm_fu_visit_fn)(sm_pass_ctx *pc, sm_rw *rw, sm_node *n);
+smelt_status sm_fu_for_nodes(sm_pass_ctx *pc, sm_graph *g,
+                             sm_fu_visit_fn visit);
 typedef smelt_status (*sm_fu_fuse_fn)(sm_pass_ctx *pc, sm_rw *rw,
                                       const sm_fu_silu *si, sm_node *n);
 smelt_status sm_fu_run_chains(sm_pass_ctx *pc, sm_graph *g,

@@ -441,23 +441,16 @@ static smelt_status gelu_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *f)
     return SMELT_OK;
 }
 
+static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *x)
+{
+    if (x->op == SM_OP_Div)
+        return layernorm_at(pc, rw, x);
+    if (x->op == SM_OP_Erf || x->op == SM_OP_Tanh)
+        return gelu_at(pc, rw, x);
+    return SMELT_OK;
+}
+
 smelt_status sm_pass_recognize(sm_pass_ctx *pc, sm_graph *g)
 {
-    sm_rw *rw;
-    SM_TRY(sm_rw_new(pc->ctx, g, &rw));
-    sm_node **nodes = NULL;
-    int n = 0;
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
-    for (int i = 0; i < n && st == SMELT_OK; i++) {
-        sm_node *x = nodes[i];
-        if (sm_rw_is_removed(rw, x))
-            continue;
-        if (x->op == SM_OP_Div)
-            st = layernorm_at(pc, rw, x);
-        else if (x->op == SM_OP_Erf || x->op == SM_OP_Tanh)
-            st = gelu_at(pc, rw, x);
-    }
-    sm_free(nodes);
-    sm_rw_free(rw);
-    return st;
+    return sm_fu_for_nodes(pc, g, visit);
 }

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "core/dtype.h"
 #include "passes/fuse_util.h"
 
@@ -177,26 +176,21 @@ static smelt_status split(sm_pass_ctx *pc, sm_rw *rw, sm_node *mm,
     return SMELT_OK;
 }
 
+/* A MatMul by a constant 2-D weight whose product only cuts use. */
+static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *mm)
+{
+    if (mm->op != SM_OP_MatMul || !mm->in[1]->data ||
+        mm->in[1]->data->ndim != 2 || mm->out[0]->type.ndim < 2 ||
+        sm_rw_is_output(rw, mm->out[0]))
+        return SMELT_OK;
+    sm_node *cuts[MAX_PIECES];
+    piece pieces[MAX_PIECES];
+    int n_pieces, n_cuts = find_cuts(rw, mm, cuts, pieces, &n_pieces);
+    return n_cuts > 0 ? split(pc, rw, mm, cuts, n_cuts, pieces, n_pieces)
+                      : SMELT_OK;
+}
+
 smelt_status sm_pass_split_matmul(sm_pass_ctx *pc, sm_graph *g)
 {
-    sm_rw *rw;
-    SM_TRY(sm_rw_new(pc->ctx, g, &rw));
-    sm_node **nodes = NULL;
-    int n = 0;
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
-    for (int i = 0; i < n && st == SMELT_OK; i++) {
-        sm_node *mm = nodes[i];
-        if (mm->op != SM_OP_MatMul || sm_rw_is_removed(rw, mm) ||
-            !mm->in[1]->data || mm->in[1]->data->ndim != 2 ||
-            mm->out[0]->type.ndim < 2 || sm_rw_is_output(rw, mm->out[0]))
-            continue;
-        sm_node *cuts[MAX_PIECES];
-        piece pieces[MAX_PIECES];
-        int n_pieces, n_cuts = find_cuts(rw, mm, cuts, pieces, &n_pieces);
-        if (n_cuts > 0)
-            st = split(pc, rw, mm, cuts, n_cuts, pieces, n_pieces);
-    }
-    sm_free(nodes);
-    sm_rw_free(rw);
-    return st;
+    return sm_fu_for_nodes(pc, g, visit);
 }
