@@ -229,16 +229,32 @@ static void gemm_pack_a(const sm_matf *A, int64_t i0, int64_t m, int64_t k0,
                     dst[k * GEMM_MR + i] = src[k * A->cs + i];
             continue;
         }
+        int64_t k = 0;
+#if VL > 1
+        /* row-major A (activations): VL values of k from each of the
+         * panel's rows, transposed in registers into VL columns of the
+         * panel (the rows past mr are zero lanes) */
+        if (A->cs == 1) {
+            for (; k + VL <= kc; k += VL) {
+                V r[VL];
+                for (int i = 0; i < VL; i++)
+                    r[i] = i < mr ? v_load(src + i * A->rs + k) : v_zero();
+                v_transpose(r);
+                for (int c = 0; c < VL; c++)
+                    v_storen(dst + (k + c) * GEMM_MR, r[c], GEMM_MR);
+            }
+        }
+#endif
         for (int64_t i = 0; i < GEMM_MR; i++) {
             float *d = dst + i;
             if (i >= mr) {
-                for (int64_t k = 0; k < kc; k++)
-                    d[k * GEMM_MR] = 0.0f;
+                for (int64_t kk = k; kk < kc; kk++)
+                    d[kk * GEMM_MR] = 0.0f;
                 continue;
             }
             const float *s = src + i * A->rs;
-            for (int64_t k = 0; k < kc; k++)
-                d[k * GEMM_MR] = s[k * A->cs];
+            for (int64_t kk = k; kk < kc; kk++)
+                d[kk * GEMM_MR] = s[kk * A->cs];
         }
     }
 }
