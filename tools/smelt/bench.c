@@ -2,8 +2,9 @@
  * bench.c - `smelt bench FILE [--threads N] [--runs R] [--warmup W]`:
  * compiles a model into a plan and times it.
  *
- * Inputs are random (floats in [-1, 1), integers in [0, 8), bools 0/1)
- * unless given with --input; symbolic dims need --dim NAME=SIZE. Prints
+ * Inputs are random (cli_fill_random: floats in [-1, 1), integers in
+ * [0, 4), bools 0/1) unless given with --input; symbolic dims need
+ * --dim NAME=SIZE. Prints
  * the median and minimum latency over the timed runs, peak memory (the
  * plan's arena and weights, and the process's RSS high-water mark), the
  * kernels the plan chose, and with --profile a per-op table (time, FLOPs
@@ -18,6 +19,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "check_util.h"
 #include "cli.h"
 #include "plan_cli.h"
 
@@ -135,7 +137,7 @@ static int input_index(const smelt_graph_t *g, const char *name, size_t len)
 /* A random tensor for graph input i from its declared type, symbolic
  * dims taken from --dim. */
 static int random_input(smelt_ctx_t *ctx, const smelt_graph_t *g, int i,
-                        const cli_plan_opts *po, unsigned *seed,
+                        const cli_plan_opts *po, uint64_t *seed,
                         smelt_tensor_t **out)
 {
     const char *name = smelt_graph_input_name(g, i);
@@ -164,23 +166,7 @@ static int random_input(smelt_ctx_t *ctx, const smelt_graph_t *g, int i,
     }
     if (smelt_tensor_init(ctx, dt, nd, dims, out) != SMELT_OK)
         return cli_fail(ctx, name);
-    void *p = smelt_tensor_data(*out);
-    for (int64_t k = 0; k < smelt_tensor_numel(*out); k++) {
-        *seed = *seed * 1664525u + 1013904223u;
-        unsigned r = *seed >> 9;
-        double f = (double)(r & 0xffff) / 32768.0 - 1.0;
-        switch (dt) {
-        case SMELT_DTYPE_F32: ((float *)p)[k] = (float)f; break;
-        case SMELT_DTYPE_F64: ((double *)p)[k] = f; break;
-        case SMELT_DTYPE_I8: ((int8_t *)p)[k] = (int8_t)(r % 8); break;
-        case SMELT_DTYPE_U8: ((uint8_t *)p)[k] = (uint8_t)(r % 8); break;
-        case SMELT_DTYPE_I16: ((int16_t *)p)[k] = (int16_t)(r % 8); break;
-        case SMELT_DTYPE_I32: ((int32_t *)p)[k] = (int32_t)(r % 8); break;
-        case SMELT_DTYPE_I64: ((int64_t *)p)[k] = (int64_t)(r % 8); break;
-        case SMELT_DTYPE_BOOL: ((uint8_t *)p)[k] = (uint8_t)(r & 1); break;
-        default: break; /* f16, bf16: zeros */
-        }
-    }
+    cli_fill_random(*out, seed);
     return 0;
 }
 
@@ -199,7 +185,7 @@ static int make_inputs(smelt_ctx_t *ctx, const smelt_graph_t *g, bench_args *a,
             SMELT_OK)
             return cli_fail(ctx, "input");
     }
-    unsigned seed = 42;
+    uint64_t seed = 42;
     for (int i = 0; i < smelt_graph_num_inputs(g); i++)
         if (!in[i] && random_input(ctx, g, i, &a->po, &seed, &in[i]))
             return 1;

@@ -122,8 +122,7 @@ static uint16_t half_of(float f)
     return (uint16_t)(sign | ((exp - 127 + 15) << 10) | ((u >> 13) & 0x3ff));
 }
 
-/* Fills t with random values of its dtype. */
-static void fill_random(smelt_tensor_t *t, uint64_t *state)
+void cli_fill_random(smelt_tensor_t *t, uint64_t *state)
 {
     void *p = smelt_tensor_data(t);
     for (int64_t i = 0; i < smelt_tensor_numel(t); i++) {
@@ -184,7 +183,7 @@ static int random_input(smelt_ctx_t *ctx, const smelt_graph_t *g, int i,
     if (smelt_tensor_init(ctx, dt, nd, shape, out) != SMELT_OK)
         return fprintf(stderr, "smelt check: input '%s': %s\n", name,
                        smelt_ctx_error(ctx)) > 0;
-    fill_random(*out, state);
+    cli_fill_random(*out, state);
     return 0;
 }
 

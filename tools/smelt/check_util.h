@@ -25,6 +25,10 @@ void cli_tolerance(smelt_dtype dt, double *rtol, double *atol);
  * negative rtol or atol takes the dtype's default. */
 void cli_cmp_tensors(const smelt_tensor_t *want, const smelt_tensor_t *got,
                      double rtol, double atol, cli_cmp *r);
+/* Fills t with seeded random values of its dtype (shared by `smelt
+ * check` and `smelt bench`): floats k/256 in [-1, 1), integers in
+ * [0, 4), bools 0/1; state advances. */
+void cli_fill_random(smelt_tensor_t *t, uint64_t *state);
 /* "f32[2,3]" */
 void cli_tensor_type_str(const smelt_tensor_t *t, char *buf, size_t size);
 /* "1.5 MiB" */

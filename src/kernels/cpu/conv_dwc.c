@@ -16,8 +16,9 @@
  *      activation applied in registers (cpu_ops.h);
  *   3. the outputs are copied back to the channels' planes (a residual
  *      that varies over the plane is added there, by epi_tile).
- * Channel counts that are not a multiple of vl leave the last block's
- * spare lanes zero (weights and inputs), computed and never written.
+ * Channel counts that are not a multiple of vl give the last block spare
+ * lanes: they repeat its last channel's input with zero weights, and
+ * their outputs go to scratch.
  */
 #include "kernels/cpu/conv.h"
 
@@ -72,7 +73,8 @@ static size_t dwc_per_thread(const sm_conv_geom *g)
     dwc_extent(g, &hp, &wp);
     size_t floats =
         (size_t)((band_rows(g, bo) * wp + bo * g->OW + g->kh * g->kw + 1) *
-                 DWC_MAX_VL);
+                     DWC_MAX_VL +
+                 bo * g->OW);
     return (floats * sizeof(float) + 63) & ~(size_t)63;
 }
 
@@ -105,8 +107,8 @@ typedef struct dwc_job {
 
 /* Step 1 for channels [m0, m0 + nb) and padded rows [Y0, Y1): input
  * channel m / Mg of each into lane m - m0 of buf (padded row Y at buf row
- * Y - Y0), the padding and spare lanes zero; four lanes at a time, the
- * last lanes of a partial block one by one. */
+ * Y - Y0), the padding zero. The spare lanes of a partial block repeat
+ * its last channel: their weights are zero, their outputs dropped. */
 static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
                            int vl, int64_t Y0, int64_t Y1, float *buf)
 {
@@ -117,47 +119,29 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
     int64_t iy1 = Y1 - g->ph < g->H ? Y1 - g->ph : g->H;
     size_t row = (size_t)(J->wp * vl) * sizeof *buf;
     nx = nx < 0 ? 0 : nx;
-    if (nb < vl || iy1 <= iy0) {
-        /* spare lanes (or no input row): all of the band zero first */
-        memset(buf, 0, (size_t)(Y1 - Y0) * row);
-    } else {
-        /* only what the input does not cover: padding rows, and the
-         * padding columns of the other rows */
-        for (int64_t Y = Y0; Y < Y1; Y++) {
-            char *r = (char *)(buf + (Y - Y0) * J->wp * vl);
-            int64_t iy = Y - g->ph;
-            if (iy < iy0 || iy >= iy1) {
-                memset(r, 0, row);
-                continue;
-            }
-            size_t head =
-                (size_t)((x0 < J->wp ? x0 : J->wp) * vl) * sizeof *buf;
-            size_t body = (size_t)(nx * vl) * sizeof *buf;
-            memset(r, 0, head);
-            memset(r + head + body, 0, row - head - body);
-        }
-    }
-    const float *xp[DWC_MAX_VL];
-    for (int64_t l = 0; l < nb; l++)
-        xp[l] = J->x + (n * g->C + (m0 + l) / g->Mg) * g->H * g->W;
-    for (int64_t iy = iy0; iy < iy1; iy++) {
-        float *d = buf + ((iy + g->ph - Y0) * J->wp + x0) * vl;
-        int64_t l = 0;
-        if (nb == vl) {
-            const float *s[DWC_MAX_VL];
-            for (int k = 0; k < vl; k++)
-                s[k] = xp[k] + iy * g->W;
-            J->ops->lanes_in(s, nx, d);
+    /* only what the input does not cover: padding rows, and the padding
+     * columns of the other rows */
+    for (int64_t Y = Y0; Y < Y1; Y++) {
+        char *r = (char *)(buf + (Y - Y0) * J->wp * vl);
+        int64_t iy = Y - g->ph;
+        if (iy < iy0 || iy >= iy1) {
+            memset(r, 0, row);
             continue;
         }
-        for (; l + 4 <= nb; l += 4) {
-            const float *s[4] = {xp[l] + iy * g->W, xp[l + 1] + iy * g->W,
-                                 xp[l + 2] + iy * g->W, xp[l + 3] + iy * g->W};
-            sm_cpu_lanes4_in(s, nx, d + l, vl);
-        }
-        for (; l < nb; l++)
-            for (int64_t ix = 0; ix < nx; ix++)
-                d[ix * vl + l] = xp[l][iy * g->W + ix];
+        size_t head = (size_t)((x0 < J->wp ? x0 : J->wp) * vl) * sizeof *buf;
+        size_t body = (size_t)(nx * vl) * sizeof *buf;
+        memset(r, 0, head);
+        memset(r + head + body, 0, row - head - body);
+    }
+    const float *xp[DWC_MAX_VL];
+    for (int64_t l = 0; l < vl; l++)
+        xp[l] = J->x +
+                (n * g->C + (m0 + (l < nb ? l : nb - 1)) / g->Mg) * g->H * g->W;
+    for (int64_t iy = iy0; iy < iy1; iy++) {
+        const float *s[DWC_MAX_VL];
+        for (int k = 0; k < vl; k++)
+            s[k] = xp[k] + iy * g->W;
+        J->ops->lanes_in(s, nx, buf + ((iy + g->ph - Y0) * J->wp + x0) * vl);
     }
 }
 
@@ -173,6 +157,7 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
     float *buf = (float *)(J->ws + (size_t)tid * J->per_thread);
     float *out = buf + band_rows(g, J->band) * J->wp * vl;
     float *wt = out + J->band * g->OW * vl, *bias = wt + ntaps * vl;
+    float *spare = bias + vl; /* a band of one plane */
     for (int64_t t = begin; t < end; t++) {
         int64_t band = t % J->bands, blk = t / J->bands;
         int64_t n = blk / J->blocks, m0 = blk % J->blocks * vl;
@@ -209,20 +194,12 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
             J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps, bias,
                               act, e.act_a, e.act_b, bo, g->OW, out);
             int64_t p0 = oy0 * g->OW, np = bo * g->OW;
+            /* the spare lanes of a partial block go to scratch */
             float *yb[DWC_MAX_VL];
-            for (int64_t l = 0; l < nb; l++)
-                yb[l] = yp[l] + p0;
-            int64_t l = 0;
-            if (nb == vl) {
-                J->ops->lanes_out(out, np, vl, yb);
-                l = nb;
-            }
-            for (; l + 4 <= nb; l += 4)
-                sm_cpu_lanes4_out(out + l, np, vl, yb + l);
-            for (; l < nb; l++)
-                for (int64_t p = 0; p < np; p++)
-                    yb[l][p] = out[p * vl + l];
-            for (l = 0; sep && l < nb; l++)
+            for (int64_t l = 0; l < vl; l++)
+                yb[l] = l < nb ? yp[l] + p0 : spare;
+            J->ops->lanes_out(out, np, vl, yb);
+            for (int64_t l = 0; sep && l < nb; l++)
                 J->ops->epi_tile(&e, yb[l], np, m0 + l, p0, 1, np);
         }
     }

@@ -85,19 +85,14 @@ static void pm_out(void *arg, int64_t begin, int64_t end, int tid)
         int64_t mc = g->M - m0 < PM_BLOCK ? g->M - m0 : PM_BLOCK;
         const float *src = J->ct + n * P * g->M + m0;
         float *dst = J->y + (n * g->M + m0) * P;
-        /* a vector of channels at a time through register transposes,
-         * then four at a time through SSE 4 x 4 ones */
+        /* a vector of channels at a time through register transposes
+         * (mc, a multiple of 16, is one of vl too) */
         int64_t m = 0, vl = J->ops->vl;
-        for (; vl > 1 && m + vl <= mc; m += vl) {
+        for (; m + vl <= mc; m += vl) {
             float *d[PM_BLOCK];
             for (int64_t l = 0; l < vl; l++)
                 d[l] = dst + (m + l) * P;
             J->ops->lanes_out(src + m, P, g->M, d);
-        }
-        for (; m + 4 <= mc; m += 4) {
-            float *d[4] = {dst + m * P, dst + (m + 1) * P, dst + (m + 2) * P,
-                           dst + (m + 3) * P};
-            sm_cpu_lanes4_out(src + m, P, g->M, d);
         }
         for (; m < mc; m++)
             for (int64_t p = 0; p < P; p++)

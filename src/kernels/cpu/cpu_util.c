@@ -4,9 +4,6 @@
 #include "kernels/cpu/cpu_util.h"
 
 #include "core/alloc.h"
-#ifdef __SSE2__
-#include <xmmintrin.h>
-#endif
 #include "kernels/ref/fused.h"
 
 int sm_cpu_all_f32(const sm_kernel_desc *d)
@@ -98,48 +95,6 @@ int64_t sm_cpu_chunk(int64_t n, sm_threadpool *tp)
 {
     int64_t c = n / (8 * (int64_t)sm_threadpool_size(tp));
     return c > 0 ? c : 1;
-}
-
-void sm_cpu_lanes4_in(const float *const *s, int64_t n, float *d,
-                      int64_t stride)
-{
-    int64_t j = 0;
-#ifdef __SSE2__
-    for (; j + 4 <= n; j += 4) {
-        __m128 a = _mm_loadu_ps(s[0] + j), b = _mm_loadu_ps(s[1] + j);
-        __m128 c = _mm_loadu_ps(s[2] + j), e = _mm_loadu_ps(s[3] + j);
-        _MM_TRANSPOSE4_PS(a, b, c, e);
-        _mm_storeu_ps(d + j * stride, a);
-        _mm_storeu_ps(d + (j + 1) * stride, b);
-        _mm_storeu_ps(d + (j + 2) * stride, c);
-        _mm_storeu_ps(d + (j + 3) * stride, e);
-    }
-#endif
-    for (; j < n; j++)
-        for (int l = 0; l < 4; l++)
-            d[j * stride + l] = s[l][j];
-}
-
-void sm_cpu_lanes4_out(const float *s, int64_t n, int64_t stride,
-                       float *const *d)
-{
-    int64_t j = 0;
-#ifdef __SSE2__
-    for (; j + 4 <= n; j += 4) {
-        __m128 a = _mm_loadu_ps(s + j * stride);
-        __m128 b = _mm_loadu_ps(s + (j + 1) * stride);
-        __m128 c = _mm_loadu_ps(s + (j + 2) * stride);
-        __m128 e = _mm_loadu_ps(s + (j + 3) * stride);
-        _MM_TRANSPOSE4_PS(a, b, c, e);
-        _mm_storeu_ps(d[0] + j, a);
-        _mm_storeu_ps(d[1] + j, b);
-        _mm_storeu_ps(d[2] + j, c);
-        _mm_storeu_ps(d[3] + j, e);
-    }
-#endif
-    for (; j < n; j++)
-        for (int l = 0; l < 4; l++)
-            d[l][j] = s[j * stride + l];
 }
 
 char *sm_cpu_scratch(void *ws, size_t ws_bytes, size_t need, void **own)

@@ -60,16 +60,6 @@ int sm_cpu_epi_act(const sm_attrs *at, sm_gemm_epi *e);
  * at most a small share of the work. */
 int64_t sm_cpu_chunk(int64_t n, sm_threadpool *tp);
 
-/* Four rows into four lanes and back, 4 x 4 blocks transposed in SSE
- * registers (baseline x86-64; plain loops elsewhere):
- *   lanes4_in:  d[j * stride + l] = s[l][j]
- *   lanes4_out: d[l][j] = s[j * stride + l]
- * for j < n, l < 4 (channel-interleaved data: stride floats a pixel). */
-void sm_cpu_lanes4_in(const float *const *s, int64_t n, float *d,
-                      int64_t stride);
-void sm_cpu_lanes4_out(const float *s, int64_t n, int64_t stride,
-                       float *const *d);
-
 /* A kernel's 64-byte aligned scratch of `need` bytes: the plan's
  * workspace ws when it is large enough (ws_bytes), else a block
  * allocated here and returned in *own as well (the caller sm_frees

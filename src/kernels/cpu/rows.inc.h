@@ -231,7 +231,21 @@ static void layernorm_row(const float *x, float *y, int64_t n, const float *g,
     }
 }
 
-/* y[i] += w * x[i * sx]: a depthwise tap or a pooling sum over one output
+/* Up to VL floats x[(i + l) * sx], l < cnt, as one vector (lanes past
+ * cnt zero): a load when contiguous, else gathered through tmp. */
+VINL V load_strided(const float *x, int64_t sx, int64_t i, int64_t cnt,
+                    float *tmp)
+{
+    if (sx != 1) {
+        for (int64_t l = 0; l < cnt; l++)
+            tmp[l] = x[(i + l) * sx];
+        x = tmp;
+        i = 0;
+    }
+    return cnt == VL ? v_load(x + i) : v_loadn(x + i, cnt);
+}
+
+/* y[i] += w * x[i * sx]: a pooling sum over one output
  * row. Unit stride loads vectors; other strides gather element by
  * element into a small buffer first. */
 static void axpy_strided(float w, const float *x, int64_t sx, float *y,
@@ -241,14 +255,7 @@ static void axpy_strided(float w, const float *x, int64_t sx, float *y,
     float tmp[VL];
     for (int64_t i = 0; i < n; i += VL) {
         int64_t cnt = n - i < VL ? n - i : VL;
-        V xv;
-        if (sx == 1) {
-            xv = cnt == VL ? v_load(x + i) : v_loadn(x + i, cnt);
-        } else {
-            for (int64_t l = 0; l < cnt; l++)
-                tmp[l] = x[(i + l) * sx];
-            xv = cnt == VL ? v_load(tmp) : v_loadn(tmp, cnt);
-        }
+        V xv = load_strided(x, sx, i, cnt, tmp);
         if (cnt == VL)
             v_store(y + i, v_fma(vw, xv, v_load(y + i)));
         else
@@ -289,14 +296,7 @@ static void max_strided(const float *x, int64_t sx, float *y, int64_t n)
     float tmp[VL];
     for (int64_t i = 0; i < n; i += VL) {
         int64_t cnt = n - i < VL ? n - i : VL;
-        V xv;
-        if (sx == 1) {
-            xv = cnt == VL ? v_load(x + i) : v_loadn(x + i, cnt);
-        } else {
-            for (int64_t l = 0; l < cnt; l++)
-                tmp[l] = x[(i + l) * sx];
-            xv = cnt == VL ? v_load(tmp) : v_loadn(tmp, cnt);
-        }
+        V xv = load_strided(x, sx, i, cnt, tmp);
         if (cnt == VL)
             v_store(y + i, v_max(v_load(y + i), xv));
         else
