@@ -316,7 +316,8 @@ typedef struct smelt_plan_stats {
                               (If, Loop) and data-dependent shapes */
     int32_t inplace;       /* outputs written over a dying input */
     int32_t threads;
-    char isa[64]; /* the CPU features kernels were chosen for */
+    int32_t channels_last; /* values kernels pass as NHWC, not NCHW */
+    char isa[64];          /* the CPU features kernels were chosen for */
 } smelt_plan_stats;
 
 smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out);

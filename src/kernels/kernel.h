@@ -24,6 +24,13 @@ typedef struct sm_out_hint {
     int64_t dims[SMELT_MAX_DIMS];
 } sm_out_hint;
 
+/* Channels-last operands (sm_kargs.nhwc, sm_kernel_desc.nhwc): a 4-D
+ * tensor [N, C, H, W] held in memory as [N, H, W, C]. The plan chooses
+ * it for values passed between kernels that both handle it
+ * (plan/layout.c); the graph and every other kernel see NCHW. */
+#define SM_NHWC_IN 1u  /* input 0 */
+#define SM_NHWC_OUT 2u /* output 0, and input 3 (a residual) with it */
+
 typedef struct sm_kargs {
     const char *op_name;
     sm_attrs attrs;
@@ -44,6 +51,7 @@ typedef struct sm_kargs {
      * reference kernels. */
     void *workspace;
     size_t workspace_bytes;
+    unsigned nhwc; /* SM_NHWC_* bits; 0 for reference kernels */
 } sm_kargs;
 
 typedef smelt_status (*sm_kernel_fn)(const sm_kargs *a);

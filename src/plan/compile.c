@@ -293,9 +293,10 @@ void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
     }
     for (int i = 0; i < st->n_out; i++)
         operand_of(&p->slots[st->out[i]], &out[i]);
-    *d = (sm_kernel_desc){
-        st->node->op, sm_node_attrs(st->node), st->n_in, st->n_out, in, out,
-        p->threads};
+    *d = (sm_kernel_desc){st->node->op, sm_node_attrs(st->node),
+                          st->n_in,     st->n_out,
+                          in,           out,
+                          p->threads,   st->nhwc};
 }
 
 /* The kernel for step st (all slots static) and its workspace size; st->k
@@ -619,8 +620,10 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
         st = sm_graph_verify(ctx, p->g);
     if (st == SMELT_OK)
         st = sm_plan_build(ctx, p);
-    if (st == SMELT_OK)
+    if (st == SMELT_OK) {
+        sm_plan_choose_layouts(p);
         st = sm_plan_prepack(ctx, p);
+    }
     if (st == SMELT_OK)
         st = sm_plan_assign_memory(ctx, p);
     if (st != SMELT_OK) {

@@ -211,6 +211,7 @@ smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out)
     out->steps = p->n_steps;
     out->dynamic_steps = p->n_dynamic;
     out->inplace = p->n_inplace;
+    out->channels_last = p->n_nhwc;
     out->threads = p->threads;
     for (int j = 0; j < p->n_steps; j++) {
         out->kernel_steps += p->steps[j].kind == SM_STEP_KERNEL;
@@ -327,16 +328,21 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
                       "# plan '%s': %d steps (%d optimized, %d reference, %d "
                       "dynamic), %d threads, isa %s\n"
                       "# arena %lld bytes (unshared %lld), weights %lld "
-                      "bytes, %d in place\n",
+                      "bytes, %d in place, %d channels-last\n",
                       p->g->name ? p->g->name : "", s.steps, s.kernel_steps,
                       s.ref_steps, s.dynamic_steps, s.threads, s.isa,
                       (long long)s.arena_bytes, (long long)s.unshared_bytes,
-                      (long long)s.weight_bytes, s.inplace);
+                      (long long)s.weight_bytes, s.inplace, s.channels_last);
     for (int j = 0; j < p->n_steps; j++) {
         const sm_step *st = &p->steps[j];
         smelt_plan_step_info info;
         smelt_plan_step(p, j, &info);
         sm_strbuf_appendf(&b, "%4d %-18s %-22s", j, info.op, info.kernel);
+        if (st->nhwc) /* channels-last operands (layout.c) */
+            sm_strbuf_appendf(&b, " nhwc:%s%s%s",
+                              st->nhwc & SM_NHWC_IN ? "in" : "",
+                              st->nhwc == (SM_NHWC_IN | SM_NHWC_OUT) ? "," : "",
+                              st->nhwc & SM_NHWC_OUT ? "out" : "");
         for (int i = 0; i < st->n_out; i++) {
             const sm_slot *sl = &p->slots[st->out[i]];
             char ts[160], w[64];

@@ -74,6 +74,7 @@ typedef struct sm_step {
     size_t ws_bytes;
     sm_out_hint *hints; /* CONTROL: declared output types */
     sm_cost cost;
+    unsigned nhwc; /* KERNEL: SM_NHWC_* operands held channels-last */
 } sm_step;
 
 struct smelt_session;
@@ -91,6 +92,7 @@ struct smelt_plan {
     int *out_copy; /* output i must be copied from its slot (not OUTPUT) */
     int64_t arena_bytes, unshared_bytes, weight_bytes;
     int n_inplace, n_dynamic;
+    int n_nhwc; /* values held channels-last */
     int threads;
     unsigned features;
     int reference; /* every step on its reference kernel */
@@ -113,6 +115,10 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p);
  * at in[] and out[], which the caller provides. */
 void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
                        sm_kernel_operand *in, sm_kernel_operand *out);
+
+/* Chooses which values kernels pass channels-last (layout.c): sets
+ * st->nhwc of the steps that read or write them and their workspace. */
+void sm_plan_choose_layouts(sm_plan *p);
 
 /* Runs every kernel step's prepack() in step order and frees the bytes of
  * each constant that only packed forms read (pack.c). */

@@ -254,8 +254,11 @@ static smelt_status conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
     sm_conv_geom g;
     if (!const_in[1] || !desc_geom(d, &g) || is_depthwise(&g))
         return SMELT_OK;
+    g.nhwc = d->nhwc;
     sm_gemm_pack *p;
-    if (sm_wino_eligible(&g)) {
+    if (g.nhwc) {
+        SM_TRY(sm_conv_pm_pack(ctx, ops, &g, const_in[1]->data, &p));
+    } else if (sm_wino_eligible(&g)) {
         SM_TRY(sm_wino_pack(ctx, ops, const_in[1]->data, g.M, g.C, &p));
     } else if (sm_conv_pm_wanted(&g)) {
         SM_TRY(sm_conv_pm_pack(ctx, ops, &g, const_in[1]->data, &p));
@@ -275,8 +278,11 @@ static size_t conv_workspace(const sm_kernel_desc *d, int n_threads)
     sm_conv_geom g;
     if (!desc_geom(d, &g))
         return 0;
+    g.nhwc = d->nhwc;
     if (is_depthwise(&g))
         return sm_conv_dw_workspace(&g, n_threads);
+    if (g.nhwc)
+        return sm_conv_pm_workspace(&g, n_threads);
     size_t gw = sm_gemm_workspace(n_threads, g.K, g.OH * g.OW, 0);
     /* Winograd runs only with prepacked weights, which only constant
      * weights get */
@@ -311,6 +317,7 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
                       "%s: operand, output or activation do not fit the "
                       "optimized kernel",
                       a->op_name);
+    g.nhwc = a->nhwc;
     const float *x = a->in[0]->data, *w = a->in[1]->data;
     const float *bias = bt ? bt->data : NULL;
     const float *res = g.has_r ? a->in[3]->data : NULL;
@@ -330,6 +337,11 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         pa->cols == g.M && pa->count == 1 && g.G == 1)
         return sm_conv_pm_run(a->ctx, ops, &g, x, pa, bias, res, &base, y, tp,
                               a->workspace, a->workspace_bytes);
+    if (g.nhwc)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: channels-last operands without the position-major "
+                      "weights",
+                      a->op_name);
     if (pa && pa->ops == ops && pa->is_a && pa->rows == g.Mg &&
         pa->cols == g.K && pa->count == g.G)
         ga.pa = pa;
@@ -356,5 +368,25 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     return sm_gemm_f32(a->ctx, ops, &ga, tp, a->workspace, a->workspace_bytes);
 }
 
+/* Channels-last operands (plan/layout.c): depthwise layers on the
+ * channel-interleaved path read and write them (without a residual);
+ * other single-group layers with constant weights that Winograd does
+ * not take write them from the position-major product, whose rows are
+ * positions, and 1x1 ones read them as its A. */
+static unsigned conv_layouts(const sm_kernel_desc *d)
+{
+    sm_conv_geom g;
+    if (!conv_supports(d) || !desc_geom(d, &g))
+        return 0;
+    if (is_depthwise(&g))
+        return g.Mg == 1 && !g.has_r && sm_conv_dwc_wanted(&g)
+                   ? SM_NHWC_IN | SM_NHWC_OUT
+                   : 0;
+    if (g.G != 1 || !d->in[1].is_const || sm_wino_eligible(&g) || g.M % 16)
+        return 0;
+    unsigned out = is_1x1(&g) || sm_conv_pm_wanted(&g) ? SM_NHWC_OUT : 0;
+    return out | (is_1x1(&g) ? SM_NHWC_IN : 0);
+}
+
 SM_CPU_ENTRIES_PACKED(conv, 0, conv_supports, conv_prepack, sm_cpu_free_packed,
-                      conv_workspace, conv_run)
+                      conv_workspace, conv_run, conv_layouts)

@@ -19,6 +19,10 @@ typedef struct sm_conv_geom {
      * image, per channel and per output position (0 or 1). */
     int has_r;
     int64_t r_sn, r_sm, r_sp;
+    /* SM_NHWC_* (kernel.h): X, or Y and R, channels-last. R is then
+     * Y's shape (plan/layout.c), and only the depthwise (dwc) and
+     * position-major paths run. */
+    unsigned nhwc;
 } sm_conv_geom;
 
 /* The geometry of a Conv / FusedConv node from its operand shapes (rank

@@ -19,6 +19,10 @@
  * Channel counts that are not a multiple of vl give the last block spare
  * lanes: they repeat its last channel's input with zero weights, and
  * their outputs go to scratch.
+ *
+ * Channels-last operands (g->nhwc, plan/layout.c) replace the
+ * transposes: step 1 copies vl channels of each pixel, and step 2 stores
+ * straight into the NHWC output (a partial block through scratch).
  */
 #include "kernels/cpu/conv.h"
 
@@ -105,6 +109,44 @@ typedef struct dwc_job {
     int epi_on;
 } dwc_job;
 
+#pragma GCC push_options
+#pragma GCC optimize("no-tree-loop-distribute-patterns")
+
+/* n pixels of a channels-last row (ps floats apart) into vl-float
+ * pixels of d: nb channels, the spare lanes repeating the last. */
+static void pixels_in(const float *s, int64_t ps, int64_t n, int64_t nb, int vl,
+                      float *d)
+{
+    /* whole vectors as fixed-size copies (one vector move each) */
+    if (nb == 16 && vl == 16) {
+        for (int64_t i = 0; i < n; i++, s += ps, d += vl)
+            memcpy(d, s, 16 * sizeof *d);
+        return;
+    }
+    if (nb == 8 && vl == 8) {
+        for (int64_t i = 0; i < n; i++, s += ps, d += vl)
+            memcpy(d, s, 8 * sizeof *d);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++, s += ps, d += vl) {
+        for (int64_t l = 0; l < nb; l++)
+            d[l] = s[l];
+        for (int64_t l = nb; l < vl; l++)
+            d[l] = s[nb - 1];
+    }
+}
+
+/* n pixels of vl floats into a channels-last row, nb channels each. */
+static void pixels_out(const float *s, int vl, int64_t n, int64_t nb, float *d,
+                       int64_t ps)
+{
+    for (int64_t i = 0; i < n; i++, s += vl, d += ps)
+        for (int64_t l = 0; l < nb; l++)
+            d[l] = s[l];
+}
+
+#pragma GCC pop_options
+
 /* Step 1 for channels [m0, m0 + nb) and padded rows [Y0, Y1): input
  * channel m / Mg of each into lane m - m0 of buf (padded row Y at buf row
  * Y - Y0), the padding zero. The spare lanes of a partial block repeat
@@ -132,6 +174,12 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
         size_t body = (size_t)(nx * vl) * sizeof *buf;
         memset(r, 0, head);
         memset(r + head + body, 0, row - head - body);
+    }
+    if (g->nhwc & SM_NHWC_IN) { /* C == M: pixels of C floats */
+        for (int64_t iy = iy0; iy < iy1; iy++)
+            pixels_in(J->x + ((n * g->H + iy) * g->W) * g->C + m0, g->C, nx, nb,
+                      vl, buf + ((iy + g->ph - Y0) * J->wp + x0) * vl);
+        return;
     }
     const float *xp[DWC_MAX_VL];
     for (int64_t l = 0; l < vl; l++)
@@ -191,9 +239,19 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
             int64_t bo = g->OH - oy0 < J->band ? g->OH - oy0 : J->band;
             int64_t Y0 = oy0 * g->sh;
             dwc_interleave(J, n, m0, nb, vl, Y0, Y0 + band_rows(g, bo), buf);
-            J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps, bias,
-                              act, e.act_a, e.act_b, bo, g->OW, out);
             int64_t p0 = oy0 * g->OW, np = bo * g->OW;
+            if (g->nhwc & SM_NHWC_OUT) {
+                /* a whole block straight into the NHWC rows */
+                float *yn = J->y + (n * ohw + p0) * g->M + m0;
+                J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps,
+                                  bias, act, e.act_a, e.act_b, bo, g->OW,
+                                  nb == vl ? yn : out, nb == vl ? g->M : vl);
+                if (nb < vl)
+                    pixels_out(out, vl, np, nb, yn, g->M);
+                continue;
+            }
+            J->ops->dw_cblock(buf, J->wp, g->sh, g->sw, wt, off, ntaps, bias,
+                              act, e.act_a, e.act_b, bo, g->OW, out, vl);
             /* the spare lanes of a partial block go to scratch */
             float *yb[DWC_MAX_VL];
             for (int64_t l = 0; l < vl; l++)
@@ -235,6 +293,11 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "depthwise: vectors of %d floats are wider than %d", vl,
                       DWC_MAX_VL);
+    if (g->nhwc && (g->Mg != 1 || (g->has_r && g->r_sp)))
+        return sm_err(ctx, SMELT_ERR_RUNTIME,
+                      "depthwise: channels-last operands need one output "
+                      "channel per input channel and no residual over the "
+                      "plane");
     void *own;
     J.ws =
         sm_cpu_scratch(ws, ws_bytes, sm_conv_dwc_workspace(g, threads), &own);

@@ -16,6 +16,13 @@
  * The result is transposed into NCHW channel block by channel block,
  * and the fused epilogue (bias, residual, activation) runs on each block
  * while it is in L1.
+ *
+ * Channels-last operands (g->nhwc, plan/layout.c) make it a plain GEMM:
+ * an NHWC input of a 1x1 layer is A itself, row-major, and an NHWC
+ * output is C, written once with the epilogue fused into the
+ * micro-kernel (the bias one value per column, the residual C's shape):
+ * no transposition, no scratch C'. Any layer takes this path when its
+ * output is to be NHWC (MobileNet's stem and 112 x 112 1x1 layers too).
  */
 #include "kernels/cpu/conv.h"
 
@@ -44,12 +51,25 @@ int sm_conv_pm_wanted(const sm_conv_geom *g)
            bytes <= PM_MAX_BYTES;
 }
 
+/* Bytes of C' (none when the GEMM writes the NHWC output itself). */
+static size_t ct_size(const sm_conv_geom *g)
+{
+    if (g->nhwc & SM_NHWC_OUT)
+        return 0;
+    return ALIGN64((size_t)(g->N * g->OH * g->OW * g->M) * sizeof(float));
+}
+
+static int pm_is_1x1(const sm_conv_geom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+           g->pw == 0 && g->OH * g->OW == g->H * g->W;
+}
+
 size_t sm_conv_pm_workspace(const sm_conv_geom *g, int n_threads)
 {
     int64_t P = g->OH * g->OW;
     /* C', the GEMM's scratch, and 64 bytes to align the two */
-    return ALIGN64((size_t)(g->N * P * g->M) * sizeof(float)) +
-           sm_gemm_workspace_shared_a(n_threads, P, g->K) + 64;
+    return ct_size(g) + sm_gemm_workspace_shared_a(n_threads, P, g->K) + 64;
 }
 
 smelt_status sm_conv_pm_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
@@ -113,6 +133,10 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const float *res, const sm_gemm_epi *epi, float *y,
                             sm_threadpool *tp, void *ws, size_t ws_bytes)
 {
+    if ((g->nhwc & SM_NHWC_IN) && !pm_is_1x1(g))
+        return sm_err(ctx, SMELT_ERR_RUNTIME,
+                      "position-major convolution: a channels-last input "
+                      "needs a 1x1 layer");
     int threads = sm_threadpool_size(tp);
     size_t need = sm_conv_pm_workspace(g, threads);
     void *own;
@@ -122,14 +146,22 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     /* the aligned base leaves at least need - 64 bytes */
     size_t room = need - 64;
     int64_t P = g->OH * g->OW;
-    size_t ct_bytes = ALIGN64((size_t)(g->N * P * g->M) * sizeof(float));
-    float *ct = (float *)base;
+    size_t ct_bytes = ct_size(g);
+    int direct = (g->nhwc & SM_NHWC_OUT) != 0;
+    float *ct = direct ? y : (float *)base;
     sm_im2col ic = {g, x, ops->gather2};
     sm_gemm_args ga = {.M = P, .N = g->M, .K = g->K, .c = ct, .ldc = g->M};
     ga.epi = sm_gemm_epi_none();
+    if (direct) {
+        ga.epi = *epi;
+        ga.epi.t[0] = (sm_epi_term){bias, 0, 1, 1.0f};
+        ga.epi.t[1] = (sm_epi_term){res, g->M, 1, 1.0f};
+        ga.stride[SM_GB_T1][0] = P * g->M;
+    }
     ga.pb = wb;
-    if (g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-        g->pw == 0 && P == g->H * g->W) {
+    if (g->nhwc & SM_NHWC_IN) {
+        ga.a = (sm_matf){x, g->C, 1}; /* NHWC: row-major [P, C] */
+    } else if (pm_is_1x1(g)) {
         ga.a = (sm_matf){x, 1, P}; /* X^T of a 1x1: column-major */
     } else {
         ga.pack_a = sm_conv_im2col_pack;
@@ -141,7 +173,7 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     ga.stride[SM_GB_C][0] = P * g->M;
     smelt_status st =
         sm_gemm_f32(ctx, ops, &ga, tp, base + ct_bytes, room - ct_bytes);
-    if (st == SMELT_OK) {
+    if (st == SMELT_OK && !direct) {
         pm_job J = {.ops = ops,
                     .g = g,
                     .ct = ct,

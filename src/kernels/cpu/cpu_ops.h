@@ -156,13 +156,14 @@ typedef struct sm_cpu_ops {
                    float act_b);
     /* A block of vl channels of a depthwise convolution on channel-
      * interleaved, padded input in (rows Wp pixels apart, vl floats a
-     * pixel): out[(oy * OW + ox) * vl + l] = act(bias[l] + sum over taps
+     * pixel): out[(oy * OW + ox) * os + l] = act(bias[l] + sum over taps
      * t of wt[t * vl + l] * in[((oy * sh) * Wp + ox * sw) * vl + off[t]
-     * + l]) (conv_dwc.c). */
+     * + l]) (conv_dwc.c); os is vl, or the channel count of an NHWC
+     * output. */
     void (*dw_cblock)(const float *in, int64_t Wp, int64_t sh, int64_t sw,
                       const float *wt, const int64_t *off, int ntaps,
                       const float *bias, int act, float act_a, float act_b,
-                      int64_t OH, int64_t OW, float *out);
+                      int64_t OH, int64_t OW, float *out, int64_t os);
     /* Channel interleaving, vl rows at a time (VL x VL register
      * transposes): lanes_in d[j * vl + l] = s[l][j]; lanes_out
      * d[l][j] = s[j * stride + l]; for l < vl, j < n. */

@@ -62,7 +62,7 @@ typedef smelt_status (*sm_cpu_prepack_fn)(const sm_cpu_ops *ops,
 
 /* Entries whose prepack() packs constant inputs for their own table. */
 #define SM_CPU_ENTRIES_PACKED(name, flags_, supports_, prepack, free_, ws_,    \
-                              run)                                             \
+                              run, layouts_)                                   \
     SM_CPU_RUN_WRAP_(name, avx512, run)                                        \
     SM_CPU_RUN_WRAP_(name, avx2, run)                                          \
     SM_CPU_RUN_WRAP_(name, scalar, run)                                        \
@@ -76,12 +76,25 @@ typedef smelt_status (*sm_cpu_prepack_fn)(const sm_cpu_ops *ops,
                                                   name##_prepack_avx512,       \
                                                   free_,                       \
                                                   ws_,                         \
-                                                  name##_run_avx512};          \
-    const sm_cpu_kernel sm_cpu_##name##_avx2 = {                               \
-        #name "_f32_avx2",   SM_CPU_ISA_AVX2, flags_, supports_,               \
-        name##_prepack_avx2, free_,           ws_,    name##_run_avx2};        \
-    const sm_cpu_kernel sm_cpu_##name##_scalar = {                             \
-        #name "_f32_scalar",   0,     flags_, supports_,                       \
-        name##_prepack_scalar, free_, ws_,    name##_run_scalar};
+                                                  name##_run_avx512,           \
+                                                  layouts_};                   \
+    const sm_cpu_kernel sm_cpu_##name##_avx2 = {#name "_f32_avx2",             \
+                                                SM_CPU_ISA_AVX2,               \
+                                                flags_,                        \
+                                                supports_,                     \
+                                                name##_prepack_avx2,           \
+                                                free_,                         \
+                                                ws_,                           \
+                                                name##_run_avx2,               \
+                                                layouts_};                     \
+    const sm_cpu_kernel sm_cpu_##name##_scalar = {#name "_f32_scalar",         \
+                                                  0,                           \
+                                                  flags_,                      \
+                                                  supports_,                   \
+                                                  name##_prepack_scalar,       \
+                                                  free_,                       \
+                                                  ws_,                         \
+                                                  name##_run_scalar,           \
+                                                  layouts_};
 
 #endif

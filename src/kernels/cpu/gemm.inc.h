@@ -7,7 +7,8 @@
  * NR = GEMM_NV * VL columns of B (GEMM_NV vector loads per k), so the
  * accumulators take GEMM_MR * GEMM_NV vector registers. An edge tile of
  * mr < GEMM_MR rows runs a kernel compiled for exactly mr rows (no wasted
- * FMAs, no reads of padding rows); nr < NR columns store through masks.
+ * FMAs, no reads of padding rows); nr < NR columns store through masks,
+ * and a panel of at most VL columns runs a one-vector kernel.
  */
 #define NR (GEMM_NV * VL)
 #ifndef GEMM_PF
@@ -17,12 +18,12 @@
 /* The fused store epilogue on the tile in registers (acc already added):
  * terms, then the activation; only the cheap activations are fused
  * (gemm.c falls back to epi_tile for the others). */
-VINL void ukr_epi(const int M, V r[GEMM_MR][GEMM_NV], const sm_ukr_epi *fe,
-                  int nr)
+VINL void ukr_epi(const int M, const int NV, V r[GEMM_MR][GEMM_NV],
+                  const sm_ukr_epi *fe, int nr)
 {
     V cv[GEMM_NV];
 #pragma GCC unroll 8
-    for (int v = 0; v < GEMM_NV; v++) {
+    for (int v = 0; v < NV; v++) {
         int64_t n = nr - v * VL;
         cv[v] = !fe->col || n <= 0 ? v_zero()
                 : n >= VL          ? v_load(fe->col + v * VL)
@@ -33,7 +34,7 @@ VINL void ukr_epi(const int M, V r[GEMM_MR][GEMM_NV], const sm_ukr_epi *fe,
         V rb = fe->row ? v_set1(fe->row[i]) : v_zero();
         const float *ri = fe->res ? fe->res + i * fe->ldr : 0;
 #pragma GCC unroll 8
-        for (int v = 0; v < GEMM_NV; v++) {
+        for (int v = 0; v < NV; v++) {
             int64_t n = nr - v * VL;
             V x = v_add(r[i][v], v_add(rb, cv[v]));
             if (ri && n > 0)
@@ -52,21 +53,21 @@ VINL void ukr_epi(const int M, V r[GEMM_MR][GEMM_NV], const sm_ukr_epi *fe,
 #pragma GCC unroll 16
         for (int i = 0; i < M; i++)
 #pragma GCC unroll 8
-            for (int v = 0; v < GEMM_NV; v++)
+            for (int v = 0; v < NV; v++)
                 r[i][v] = v_min(hi, v_max(lo, r[i][v]));
         break;
     case SM_ACT_RELU:
 #pragma GCC unroll 16
         for (int i = 0; i < M; i++)
 #pragma GCC unroll 8
-            for (int v = 0; v < GEMM_NV; v++)
+            for (int v = 0; v < NV; v++)
                 r[i][v] = v_max(lo, r[i][v]);
         break;
     case SM_ACT_LEAKYRELU:
 #pragma GCC unroll 16
         for (int i = 0; i < M; i++)
 #pragma GCC unroll 8
-            for (int v = 0; v < GEMM_NV; v++)
+            for (int v = 0; v < NV; v++)
                 r[i][v] = v_sel_lt(r[i][v], lo, v_mul(r[i][v], sl), r[i][v]);
         break;
     default: break;
@@ -78,20 +79,21 @@ VINL void ukr_epi(const int M, V r[GEMM_MR][GEMM_NV], const sm_ukr_epi *fe,
  * inlined) rows. A panels hold GEMM_MR floats per k whatever M is. With
  * fe, the tile's epilogue runs in registers before the one store.
  */
-VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
-                   float *c, int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)
+VINL void ukr_body(const int M, const int NV, int64_t kc, const float *a,
+                   const float *b, float *c, int64_t ldc, int nr, int acc,
+                   const sm_ukr_epi *fe)
 {
     V r[GEMM_MR][GEMM_NV];
 #pragma GCC unroll 16
     for (int i = 0; i < M; i++)
 #pragma GCC unroll 8
-        for (int v = 0; v < GEMM_NV; v++)
+        for (int v = 0; v < NV; v++)
             r[i][v] = v_zero();
 #pragma GCC unroll 2
     for (int64_t k = 0; k < kc; k++) {
         V bv[GEMM_NV];
 #pragma GCC unroll 8
-        for (int v = 0; v < GEMM_NV; v++)
+        for (int v = 0; v < NV; v++)
             bv[v] = v_load(b + v * VL);
         /* up to 8 rows (an MLP or a classifier at small batch, B
          * streamed from memory) prefetch only 4 steps ahead and leave
@@ -103,7 +105,7 @@ VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
         for (int i = 0; i < M; i++) {
             V ai = v_set1(a[i]);
 #pragma GCC unroll 8
-            for (int v = 0; v < GEMM_NV; v++)
+            for (int v = 0; v < NV; v++)
                 r[i][v] = v_fma(ai, bv[v], r[i][v]);
         }
         a += GEMM_MR;
@@ -114,7 +116,7 @@ VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
         for (int i = 0; i < M; i++) {
             float *ci = c + i * ldc;
 #pragma GCC unroll 8
-            for (int v = 0; v < GEMM_NV; v++) {
+            for (int v = 0; v < NV; v++) {
                 int64_t n = nr - v * VL;
                 if (n >= VL)
                     r[i][v] = v_add(v_load(ci + v * VL), r[i][v]);
@@ -124,13 +126,13 @@ VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
         }
     }
     if (fe)
-        ukr_epi(M, r, fe, nr);
-    if (nr == NR) {
+        ukr_epi(M, NV, r, fe, nr);
+    if (nr == NV * VL) {
 #pragma GCC unroll 16
         for (int i = 0; i < M; i++) {
             float *ci = c + i * ldc;
 #pragma GCC unroll 8
-            for (int v = 0; v < GEMM_NV; v++)
+            for (int v = 0; v < NV; v++)
                 v_store(ci + v * VL, r[i][v]);
         }
         return;
@@ -139,7 +141,7 @@ VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
     for (int i = 0; i < M; i++) {
         float *ci = c + i * ldc;
 #pragma GCC unroll 8
-        for (int v = 0; v < GEMM_NV; v++) {
+        for (int v = 0; v < NV; v++) {
             int64_t n = nr - v * VL;
             if (n >= VL)
                 v_store(ci + v * VL, r[i][v]);
@@ -149,12 +151,28 @@ VINL void ukr_body(const int M, int64_t kc, const float *a, const float *b,
     }
 }
 
+/* Per row count, the full-width kernel and, where a panel holds more
+ * than one vector, a one-vector kernel for panels of at most VL columns
+ * (a layer of 16 or 144 channels computed position-major: the full
+ * kernel would spend half its FMAs, or a ninth, on zero columns). */
+#if GEMM_NV > 1
 #define UKR_DEF(M)                                                             \
     static void ukr_##M(int64_t kc, const float *a, const float *b, float *c,  \
                         int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)    \
     {                                                                          \
-        ukr_body(M, kc, a, b, c, ldc, nr, acc, fe);                            \
+        if (nr <= VL)                                                          \
+            ukr_body(M, 1, kc, a, b, c, ldc, nr, acc, fe);                     \
+        else                                                                   \
+            ukr_body(M, GEMM_NV, kc, a, b, c, ldc, nr, acc, fe);               \
     }
+#else
+#define UKR_DEF(M)                                                             \
+    static void ukr_##M(int64_t kc, const float *a, const float *b, float *c,  \
+                        int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)    \
+    {                                                                          \
+        ukr_body(M, GEMM_NV, kc, a, b, c, ldc, nr, acc, fe);                   \
+    }
+#endif
 UKR_DEF(1)
 UKR_DEF(2)
 UKR_DEF(3)

@@ -232,4 +232,4 @@ static smelt_status mm_run(const sm_cpu_ops *ops, const sm_kargs *a,
 }
 
 SM_CPU_ENTRIES_PACKED(matmul, 0, mm_supports, mm_prepack, sm_cpu_free_packed,
-                      mm_workspace, mm_run)
+                      mm_workspace, mm_run, NULL)

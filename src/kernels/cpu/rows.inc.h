@@ -356,20 +356,20 @@ VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
 
 /* One block of VL channels of a depthwise convolution on channel-
  * interleaved data (conv_dwc.c): for the OH x OW outputs,
- * out[p * VL + l] = act(bias[l] + sum over t of wt[t * VL + l] *
+ * out[p * os + l] = act(bias[l] + sum over t of wt[t * VL + l] *
  * in[q(p) + off[t] + l]), q(oy, ox) = (oy * sh * Wp + ox * sw) * VL.
  * Every tap is one vector FMA on VL channels, whatever the plane's size;
  * four outputs at a time keep four FMA chains in flight. */
 static void dw_cblock(const float *in, int64_t Wp, int64_t sh, int64_t sw,
                       const float *wt, const int64_t *off, int ntaps,
                       const float *bias, int act, float act_a, float act_b,
-                      int64_t OH, int64_t OW, float *out)
+                      int64_t OH, int64_t OW, float *out, int64_t os)
 {
     V aa = v_set1(act_a), ab = v_set1(act_b), vb = v_load(bias);
     int64_t st = sw * VL;
     for (int64_t oy = 0; oy < OH; oy++) {
         const float *row = in + oy * sh * Wp * VL;
-        float *o = out + oy * OW * VL;
+        float *o = out + oy * OW * os;
         int64_t ox = 0;
         for (; ox + 4 <= OW; ox += 4) {
             V a0 = vb, a1 = vb, a2 = vb, a3 = vb;
@@ -382,17 +382,17 @@ static void dw_cblock(const float *in, int64_t Wp, int64_t sh, int64_t sw,
                 a2 = v_fma(wv, v_load(q + 2 * st), a2);
                 a3 = v_fma(wv, v_load(q + 3 * st), a3);
             }
-            v_store(o + ox * VL, v_act(a0, act, aa, ab));
-            v_store(o + (ox + 1) * VL, v_act(a1, act, aa, ab));
-            v_store(o + (ox + 2) * VL, v_act(a2, act, aa, ab));
-            v_store(o + (ox + 3) * VL, v_act(a3, act, aa, ab));
+            v_store(o + ox * os, v_act(a0, act, aa, ab));
+            v_store(o + (ox + 1) * os, v_act(a1, act, aa, ab));
+            v_store(o + (ox + 2) * os, v_act(a2, act, aa, ab));
+            v_store(o + (ox + 3) * os, v_act(a3, act, aa, ab));
         }
         for (; ox < OW; ox++) {
             V a0 = vb;
             const float *p = row + ox * st;
             for (int t = 0; t < ntaps; t++)
                 a0 = v_fma(v_load(wt + t * VL), v_load(p + off[t]), a0);
-            v_store(o + ox * VL, v_act(a0, act, aa, ab));
+            v_store(o + ox * os, v_act(a0, act, aa, ab));
         }
     }
 }

@@ -1,0 +1,139 @@
+/*
+ * layout.c - the channels-last hand-off: which of the plan's values live
+ * in memory as NHWC rather than NCHW.
+ *
+ * The graph, the reference kernels and the caller only ever see NCHW
+ * (docs/FUSION.md: layout is advice). But a chain of convolutions that
+ * can all read and write channels-last (MobileNet: 1x1, depthwise, 1x1,
+ * ...) would otherwise transpose at every layer: the depthwise kernel
+ * works on channels a vector at a time, and the position-major GEMM
+ * produces positions x channels. So after the kernels are chosen, a
+ * value is held channels-last when
+ *   - it is a 4-D f32 arena value (never an input, output or constant),
+ *     written as output 0 of a kernel whose layouts() allows SM_NHWC_OUT;
+ *   - every step that reads it is a kernel reading it as input 0 with
+ *     SM_NHWC_IN allowed, or as input 3 (a residual of the output's
+ *     shape) of a kernel that writes its own output channels-last;
+ *   - no sub-block of a control step reads it.
+ * The residual rule ties two values together, so the choice shrinks to a
+ * fixed point: a step whose residual and output disagree makes both
+ * NCHW. Steps then learn their bits (st->nhwc) and resize their
+ * workspace for them; prepack runs afterwards and sees them too.
+ */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "plan/plan.h"
+
+/* What step st's kernel allows channels-last, as SM_NHWC_* bits. */
+static unsigned allowed(const sm_plan *p, const sm_step *st)
+{
+    if (st->kind != SM_STEP_KERNEL || !st->k->layouts)
+        return 0;
+    sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS], out[SM_KERNEL_MAX_OPERANDS];
+    sm_kernel_desc d;
+    sm_step tmp = *st;
+    tmp.nhwc = 0;
+    sm_plan_step_desc(p, &tmp, &d, in, out);
+    return st->k->layouts(&d);
+}
+
+static int same_dims(const sm_slot *a, const sm_slot *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->dims[d] != b->dims[d])
+            return 0;
+    return 1;
+}
+
+static void mark_bad(void *arg, int slot)
+{
+    ((unsigned char *)arg)[slot] = 0;
+}
+
+/* Slots of input i of st that st cannot read channels-last lose it. */
+static void reader(const sm_plan *p, const sm_step *st, unsigned can,
+                   unsigned char *cl)
+{
+    for (int i = 0; i < st->n_in; i++) {
+        int s = st->in[i];
+        if (s < 0)
+            continue;
+        int ok = (i == 0 && (can & SM_NHWC_IN)) ||
+                 (i == 3 && (can & SM_NHWC_OUT) && st->n_out > 0 &&
+                  same_dims(&p->slots[s], &p->slots[st->out[0]]));
+        if (!ok)
+            cl[s] = 0;
+    }
+}
+
+void sm_plan_choose_layouts(sm_plan *p)
+{
+    p->n_nhwc = 0;
+    if (p->reference || p->n_slots == 0)
+        return;
+    unsigned *can = sm_calloc((size_t)p->n_steps + 1, sizeof *can);
+    unsigned char *cl = sm_calloc((size_t)p->n_slots, 1);
+    if (!can || !cl) { /* channels-last is an optimization: skip it */
+        sm_free(can);
+        sm_free(cl);
+        return;
+    }
+    /* candidates: output 0 of a kernel that may write it channels-last */
+    for (int j = 0; j < p->n_steps; j++) {
+        sm_step *st = &p->steps[j];
+        can[j] = allowed(p, st);
+        if (!(can[j] & SM_NHWC_OUT) || st->n_out < 1)
+            continue;
+        const sm_slot *o = &p->slots[st->out[0]];
+        if (o->kind == SM_SLOT_ARENA && o->ndim == 4 &&
+            o->dtype == SMELT_DTYPE_F32)
+            cl[st->out[0]] = 1;
+    }
+    /* every reader must take it so */
+    for (int j = 0; j < p->n_steps; j++) {
+        const sm_step *st = &p->steps[j];
+        reader(p, st, can[j], cl);
+        if (st->kind == SM_STEP_CONTROL)
+            for (int k = 0; k < st->node->n_blocks; k++)
+                sm_plan_block_reads(p, st->node->blocks[k], mark_bad, cl);
+    }
+    /* the caller's outputs are NCHW, even when copied out of the arena */
+    for (int i = 0; i < p->n_outputs; i++)
+        cl[p->out_slot[i]] = 0;
+    /* a residual is held as its step's output is */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int j = 0; j < p->n_steps; j++) {
+            const sm_step *st = &p->steps[j];
+            if (!(can[j] & SM_NHWC_OUT) || st->n_in < 4 || st->in[3] < 0 ||
+                st->n_out < 1)
+                continue;
+            int r = st->in[3], o = st->out[0];
+            if (cl[r] != cl[o]) {
+                cl[r] = cl[o] = 0;
+                changed = 1;
+            }
+        }
+    }
+    for (int s = 0; s < p->n_slots; s++)
+        p->n_nhwc += cl[s];
+    for (int j = 0; j < p->n_steps && p->n_nhwc; j++) {
+        sm_step *st = &p->steps[j];
+        if (!can[j] || st->n_in < 1 || st->n_out < 1)
+            continue;
+        st->nhwc = (st->in[0] >= 0 && cl[st->in[0]] ? SM_NHWC_IN : 0) |
+                   (cl[st->out[0]] ? SM_NHWC_OUT : 0);
+        if (st->nhwc && st->k->workspace) {
+            sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS],
+                out[SM_KERNEL_MAX_OPERANDS];
+            sm_kernel_desc d;
+            sm_plan_step_desc(p, st, &d, in, out);
+            st->ws_bytes = st->k->workspace(&d, p->threads);
+        }
+    }
+    sm_free(can);
+    sm_free(cl);
+}
