@@ -334,37 +334,47 @@ static void task(void *arg, int64_t begin, int64_t end, int tid)
 
 /*
  * How to split one product over the threads: when the batch alone does
- * not give every thread several tasks, cut each product into about
- * 3 x threads / batch rectangles (handed out dynamically: a thread the OS
- * deschedules does not hold the others up for half the work), splitting the
- * longer side (in tiles) first so that rectangles stay square-ish and little
- * packing repeats.
+ * not give every thread several tasks, cut each product into rectangles
+ * of whole tiles, handed out dynamically. Of the cuts into at most 12 x
+ * threads / batch rectangles, the one whose waves of tasks cover the
+ * least area wins (tasks / threads rounded up, times a rectangle's
+ * area): 5 rectangles on 2 threads leave one thread a third idle,
+ * where 2 or 10 do not. Fewer than about 3 x threads rectangles cost half
+ * a wave more (a thread the OS deschedules holds the others up less
+ * when the pieces are small), and rectangles far from square a little
+ * (each re-reads the other operand's panels).
  */
 static void choose_split(job *J, int64_t batch, int threads)
 {
     const sm_gemm_args *g = J->g;
-    int64_t mt = (g->M + J->ops->mr - 1) / J->ops->mr;
-    int64_t nt = (g->N + J->ops->nr - 1) / J->ops->nr;
+    int64_t mr = J->ops->mr, nr = J->ops->nr;
+    int64_t mt = (g->M + mr - 1) / mr, nt = (g->N + nr - 1) / nr;
     int64_t want = threads > 1 && batch < 4 * threads
                        ? (3 * threads + batch - 1) / batch
                        : 1;
-    int64_t sm = 1, sn = 1;
-    while (sm * sn < want) {
-        /* rows per tile of nr floats vs columns: compare in floats */
-        double rm = (double)mt * J->ops->mr / sm;
-        double rn = (double)nt * J->ops->nr / sn;
-        if (rn >= rm && sn < nt)
-            sn++;
-        else if (sm < mt)
-            sm++;
-        else if (sn < nt)
-            sn++;
-        else
-            break;
-    }
-    int64_t tmt = (mt + sm - 1) / sm, tnt = (nt + sn - 1) / sn;
-    J->tm = tmt * J->ops->mr;
-    J->tn = tnt * J->ops->nr;
+    int64_t bm = 1, bn = 1;
+    double best = -1.0;
+    for (int64_t sm = 1; want > 1 && sm <= mt && sm <= 4 * want; sm++)
+        for (int64_t sn = 1; sn <= nt && sm * sn <= 4 * want; sn++) {
+            int64_t tmt = (mt + sm - 1) / sm, tnt = (nt + sn - 1) / sn;
+            if ((mt + tmt - 1) / tmt != sm || (nt + tnt - 1) / tnt != sn)
+                continue; /* the same rectangles as a smaller cut */
+            int64_t tasks = batch * sm * sn;
+            double h = (double)(tmt * mr), w = (double)(tnt * nr);
+            double waves = (double)((tasks + threads - 1) / threads);
+            if (sm * sn < want)
+                waves += 0.5;
+            double cost =
+                waves * h * w * (1.0 + 0.02 * (h > w ? h / w : w / h));
+            if (best < 0 || cost < best) {
+                best = cost;
+                bm = sm;
+                bn = sn;
+            }
+        }
+    int64_t tmt = (mt + bm - 1) / bm, tnt = (nt + bn - 1) / bn;
+    J->tm = tmt * mr;
+    J->tn = tnt * nr;
     J->sm = (mt + tmt - 1) / tmt;
     J->sn = (nt + tnt - 1) / tnt;
     if (J->sm < 1)
