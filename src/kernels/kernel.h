@@ -30,6 +30,9 @@ typedef struct sm_out_hint {
  * (plan/layout.c); the graph and every other kernel see NCHW. */
 #define SM_NHWC_IN 1u  /* input 0 */
 #define SM_NHWC_OUT 2u /* output 0, and input 3 (a residual) with it */
+/* In what a kernel allows (registry.h layouts()): SM_NHWC_IN only
+ * together with SM_NHWC_OUT. */
+#define SM_NHWC_TIED 4u
 
 typedef struct sm_kargs {
     const char *op_name;

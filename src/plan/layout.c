@@ -15,9 +15,10 @@
  *     SM_NHWC_IN allowed, or as input 3 (a residual of the output's
  *     shape) of a kernel that writes its own output channels-last;
  *   - no sub-block of a control step reads it.
- * The residual rule ties two values together, so the choice shrinks to a
- * fixed point: a step whose residual and output disagree makes both
- * NCHW. Steps then learn their bits (st->nhwc) and resize their
+ * The residual rule ties two values together, and so does a kernel
+ * that allows an NHWC input only with an NHWC output (SM_NHWC_TIED), so
+ * the choice shrinks to a fixed point: a step whose residual and output
+ * disagree makes both NCHW, a tied step whose output is NCHW its input. Steps then learn their bits (st->nhwc) and resize their
  * workspace for them; prepack runs afterwards and sees them too.
  */
 #include <string.h>
@@ -114,6 +115,15 @@ void sm_plan_choose_layouts(sm_plan *p)
             int r = st->in[3], o = st->out[0];
             if (cl[r] != cl[o]) {
                 cl[r] = cl[o] = 0;
+                changed = 1;
+            }
+        }
+        /* an input tied to the output follows it */
+        for (int j = 0; j < p->n_steps; j++) {
+            const sm_step *st = &p->steps[j];
+            if ((can[j] & SM_NHWC_TIED) && st->n_in > 0 && st->n_out > 0 &&
+                st->in[0] >= 0 && cl[st->in[0]] && !cl[st->out[0]]) {
+                cl[st->in[0]] = 0;
                 changed = 1;
             }
         }

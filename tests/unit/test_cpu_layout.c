@@ -191,9 +191,10 @@ static void test_layouts_allowed(void **state)
         int res;
         unsigned want;
     } cs[] = {
-        {32, 28, 64, 1, 1, 1, 0, SM_NHWC_IN | SM_NHWC_OUT}, /* 1x1 */
-        {32, 28, 24, 1, 1, 1, 0, 0},          /* 24 channels out */
-        {32, 28, 64, 3, 1, 1, 0, 0},          /* Winograd */
+        {32, 28, 64, 1, 1, 1, 0, SM_NHWC_IN | SM_NHWC_OUT | SM_NHWC_TIED},
+        {32, 7, 64, 1, 1, 1, 0, SM_NHWC_IN | SM_NHWC_OUT}, /* few positions */
+        {32, 28, 24, 1, 1, 1, 0, 0},                       /* 24 channels out */
+        {32, 28, 64, 3, 1, 1, 0, 0},                       /* Winograd */
         {32, 56, 64, 3, 1, 2, 0, 0},          /* im2col, many positions */
         {32, 7, 64, 3, 1, 1, 1, SM_NHWC_OUT}, /* position-major 3x3 */
         {64, 7, 64, 3, 2, 1, 0, 0},           /* two groups */
@@ -231,8 +232,9 @@ static void test_layouts_allowed(void **state)
 /* A MobileNet-style block and a tail the NHWC chain must leave: stem ->
  * depthwise -> 1x1 -> 1x1 -> depthwise -> 1x1 with %y2 as residual, a
  * Relu reading that result, and a depthwise result that is returned.
- * Channels-last: y0, y1, y3, y4. Not y5 (a Relu reads it), hence not its
- * residual y2 either; not y7 (an output). */
+ * Not y5 (a Relu reads it), hence neither its residual y2 nor, as the 16
+ * channel 1x1 layers take an NHWC input only with an NHWC output, their
+ * inputs y4 and y1; not y7 (an output). Channels-last: y0 and y3. */
 static const char *block_body =
     "  %y0: f32[1,32,10,10] = FusedConv(%x, %w0, %b0) {pads=[1,1,1,1], "
     "strides=[2,2], activation=\"relu6\"}\n"
@@ -250,19 +252,42 @@ static const char *block_body =
     "  return %y6, %y7\n"
     "}\n";
 
-/* The block with random weights and biases as constants. */
-static smelt_graph_t *block_graph(smelt_ctx_t *ctx)
+static const int64_t block_w[7][4] = {
+    {32, 3, 3, 3}, {32, 1, 3, 3},  {16, 32, 1, 1}, {64, 16, 1, 1},
+    {64, 1, 3, 3}, {16, 64, 1, 1}, {64, 1, 3, 3}};
+
+/* A chain that stays channels-last from the stem to the last layer,
+ * which reads it and writes the NCHW output: y0 to y4 (y4's residual y2
+ * with it). */
+static const char *chain_body =
+    "  %y0: f32[1,32,10,10] = FusedConv(%x, %w0, %b0) {pads=[1,1,1,1], "
+    "strides=[2,2], activation=\"relu6\"}\n"
+    "  %y1: f32[1,32,10,10] = FusedConv(%y0, %w1, %b1) {pads=[1,1,1,1], "
+    "group=32, activation=\"relu6\"}\n"
+    "  %y2: f32[1,32,10,10] = FusedConv(%y1, %w2, %b2)\n"
+    "  %y3: f32[1,32,10,10] = FusedConv(%y2, %w3, %b3) {pads=[1,1,1,1], "
+    "group=32, activation=\"relu\"}\n"
+    "  %y4: f32[1,32,10,10] = FusedConv(%y3, %w4, %b4, %y2)\n"
+    "  %y5: f32[1,64,10,10] = FusedConv(%y4, %w5, %b5)\n"
+    "  return %y5\n"
+    "}\n";
+
+static const int64_t chain_w[6][4] = {{32, 3, 3, 3},  {32, 1, 3, 3},
+                                      {32, 32, 1, 1}, {32, 1, 3, 3},
+                                      {32, 32, 1, 1}, {64, 32, 1, 1}};
+
+/* graph blk(%x: f32[1,3,20,20]) with random weights %w<i> of shapes
+ * w[i] and biases %b<i> as constants, then body. */
+static smelt_graph_t *block_graph(smelt_ctx_t *ctx, const char *body,
+                                  const int64_t (*w)[4], int nw)
 {
-    static const int64_t w[7][4] = {
-        {32, 3, 3, 3}, {32, 1, 3, 3},  {16, 32, 1, 1}, {64, 16, 1, 1},
-        {64, 1, 3, 3}, {16, 64, 1, 1}, {64, 1, 3, 3}};
     size_t cap = (size_t)1 << 20, n = 0;
     char *text = malloc(cap);
     assert_non_null(text);
     unsigned x = 12345u;
     n += (size_t)snprintf(text + n, cap - n,
                           "graph blk(%%x: f32[1,3,20,20]) {\n");
-    for (int c = 0; c < 7; c++) {
+    for (int c = 0; c < nw; c++) {
         for (int b = 0; b < 2; b++) {
             int64_t cnt = b ? w[c][0] : w[c][0] * w[c][1] * w[c][2] * w[c][3];
             if (b)
@@ -284,7 +309,7 @@ static smelt_graph_t *block_graph(smelt_ctx_t *ctx)
             n += (size_t)snprintf(text + n, cap - n, "]\n");
         }
     }
-    n += (size_t)snprintf(text + n, cap - n, "%s", block_body);
+    n += (size_t)snprintf(text + n, cap - n, "%s", body);
     assert_true(n < cap);
     smelt_graph_t *g = NULL;
     smelt_status st = smelt_graph_parse(ctx, text, n, "blk.ir", &g);
@@ -294,11 +319,16 @@ static smelt_graph_t *block_graph(smelt_ctx_t *ctx)
     return g;
 }
 
-static void test_plan_block(void **state)
+/* Compiles the graph at -O0 with 1 and 2 threads, checks the count of
+ * channels-last values, that each of the n_want strings is in the plan's
+ * text and none of the n_not ones, and the outputs against the reference
+ * interpreter; a reference plan passes nothing channels-last. */
+static void check_plan(const char *body, const int64_t (*w)[4], int nw,
+                       int n_outputs, int want_cl, const char *const *want,
+                       int n_want, const char *const * not, int n_not)
 {
-    (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = block_graph(ctx);
+    smelt_graph_t *g = block_graph(ctx, body, w, nw);
     smelt_tensor_t *x = NULL;
     assert_int_equal(
         smelt_tensor_init(NULL, SMELT_DTYPE_F32, 4, D(1, 3, 20, 20), &x),
@@ -306,8 +336,8 @@ static void test_plan_block(void **state)
     float *xp = smelt_tensor_data(x);
     for (int64_t i = 0; i < smelt_tensor_numel(x); i++)
         xp[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
-    smelt_tensor_t *want[2] = {NULL, NULL};
-    assert_int_equal(smelt_graph_run_reference(ctx, g, &x, 1, want, 2),
+    smelt_tensor_t *ref[2] = {NULL, NULL};
+    assert_int_equal(smelt_graph_run_reference(ctx, g, &x, 1, ref, n_outputs),
                      SMELT_OK);
     for (int threads = 1; threads <= 2; threads++) {
         smelt_plan_options o;
@@ -319,20 +349,25 @@ static void test_plan_block(void **state)
             fail_msg("compile: %s", smelt_ctx_error(ctx));
         smelt_plan_stats s;
         assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
-        assert_int_equal(s.channels_last, 4);
         char *text = NULL;
         assert_int_equal(smelt_plan_print(ctx, p, &text), SMELT_OK);
-        assert_non_null(strstr(text, "nhwc:in,out %y1:"));
-        assert_non_null(strstr(text, "nhwc:in %y2:"));
-        assert_non_null(strstr(text, "nhwc:out %y0:"));
-        assert_null(strstr(text, "nhwc:in,out %y7:"));
+        if (s.channels_last != want_cl)
+            fail_msg("%d values channels-last, expected %d:\n%s",
+                     s.channels_last, want_cl, text);
+        for (int i = 0; i < n_want; i++)
+            if (!strstr(text, want[i]))
+                fail_msg("'%s' not in the plan:\n%s", want[i], text);
+        for (int i = 0; i < n_not; i++)
+            if (strstr(text, not [i]))
+                fail_msg("'%s' in the plan:\n%s", not [i], text);
         smelt_string_free(text);
         smelt_tensor_t *got[2] = {NULL, NULL};
-        assert_int_equal(smelt_plan_run(ctx, p, &x, 1, got, 2), SMELT_OK);
-        for (int k = 0; k < 2; k++) {
+        assert_int_equal(smelt_plan_run(ctx, p, &x, 1, got, n_outputs),
+                         SMELT_OK);
+        for (int k = 0; k < n_outputs; k++) {
             const float *a = smelt_tensor_data(got[k]);
-            const float *b = smelt_tensor_data(want[k]);
-            for (int64_t i = 0; i < smelt_tensor_numel(want[k]); i++)
+            const float *b = smelt_tensor_data(ref[k]);
+            for (int64_t i = 0; i < smelt_tensor_numel(ref[k]); i++)
                 if (fabsf(a[i] - b[i]) > 1e-4f + 1e-4f * fabsf(b[i]))
                     fail_msg("output %d element %lld: %g vs %g", k,
                              (long long)i, (double)a[i], (double)b[i]);
@@ -340,7 +375,6 @@ static void test_plan_block(void **state)
         }
         smelt_plan_free(p);
     }
-    /* the reference plan passes nothing channels-last */
     smelt_plan_options o;
     smelt_plan_options_default(&o);
     o.reference = 1;
@@ -350,11 +384,29 @@ static void test_plan_block(void **state)
     assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
     assert_int_equal(s.channels_last, 0);
     smelt_plan_free(p);
-    for (int k = 0; k < 2; k++)
-        smelt_tensor_free(want[k]);
+    for (int k = 0; k < n_outputs; k++)
+        smelt_tensor_free(ref[k]);
     smelt_tensor_free(x);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+}
+
+static void test_plan_chain(void **state)
+{
+    (void)state;
+    const char *want[] = {
+        "nhwc:out %y0:",    "nhwc:in,out %y1:", "nhwc:in,out %y2:",
+        "nhwc:in,out %y3:", "nhwc:in,out %y4:", "nhwc:in %y5:"};
+    check_plan(chain_body, chain_w, 6, 1, 5, want, 6, NULL, 0);
+}
+
+static void test_plan_block(void **state)
+{
+    (void)state;
+    const char *want[] = {"nhwc:out %y0:", "nhwc:in %y1:", "nhwc:out %y3:",
+                          "nhwc:in %y4:", "nhwc:in %y7:"};
+    const char * not [] = {"nhwc:in %y2:", "nhwc:in %y5:", "nhwc:in,out"};
+    check_plan(block_body, block_w, 7, 2, 2, want, 5, not, 3);
 }
 
 int main(void)
@@ -363,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_depthwise_nhwc),
         cmocka_unit_test(test_pointwise_nhwc),
         cmocka_unit_test(test_layouts_allowed),
+        cmocka_unit_test(test_plan_chain),
         cmocka_unit_test(test_plan_block),
     };
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);

@@ -384,8 +384,12 @@ static unsigned conv_layouts(const sm_kernel_desc *d)
                    : 0;
     if (g.G != 1 || !d->in[1].is_const || sm_wino_eligible(&g) || g.M % 16)
         return 0;
-    unsigned out = is_1x1(&g) || sm_conv_pm_wanted(&g) ? SM_NHWC_OUT : 0;
-    return out | (is_1x1(&g) ? SM_NHWC_IN : 0);
+    if (sm_conv_pm_wanted(&g))
+        return SM_NHWC_OUT | (is_1x1(&g) ? SM_NHWC_IN : 0);
+    /* a 1x1 layer with many positions runs position-major only for
+     * channels-last operands; an NHWC input alone would cost a
+     * transposition of the output that the channel-major product avoids */
+    return is_1x1(&g) ? SM_NHWC_IN | SM_NHWC_OUT | SM_NHWC_TIED : 0;
 }
 
 SM_CPU_ENTRIES_PACKED(conv, 0, conv_supports, conv_prepack, sm_cpu_free_packed,
