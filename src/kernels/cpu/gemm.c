@@ -366,6 +366,10 @@ static void choose_split(job *J, int64_t batch, int threads)
                 waves += 0.5;
             double cost =
                 waves * h * w * (1.0 + 0.02 * (h > w ? h / w : w / h));
+            /* splitting the columns of an A packed on the fly packs it
+             * once more, in a pass of its own (about 10 FMAs a float) */
+            if (sn > 1 && !g->pa && batch == 1)
+                cost += 10.0 * (double)g->M / threads;
             if (best < 0 || cost < best) {
                 best = cost;
                 bm = sm;
