@@ -352,9 +352,13 @@ static void choose_split(job *J, int64_t batch, int threads)
     int64_t want = threads > 1 && batch < 4 * threads
                        ? (3 * threads + batch - 1) / batch
                        : 1;
-    int64_t bm = 1, bn = 1;
+    int64_t bm = 1, bn = want < nt ? want : nt;
     double best = -1.0;
-    for (int64_t sm = 1; want > 1 && sm <= mt && sm <= 4 * want; sm++)
+    /* one row of tiles (an MLP or a classifier at small batch) streams
+     * B from memory: a few long column blocks, one stream each, ran
+     * faster (the MLP 3.50 -> 3.35 ms) than the finer cut the area
+     * count prefers */
+    for (int64_t sm = 1; want > 1 && mt > 1 && sm <= mt && sm <= 4 * want; sm++)
         for (int64_t sn = 1; sn <= nt && sm * sn <= 4 * want; sn++) {
             int64_t tmt = (mt + sm - 1) / sm, tnt = (nt + sn - 1) / sn;
             if ((mt + tmt - 1) / tmt != sm || (nt + tnt - 1) / tnt != sn)
