@@ -753,6 +753,54 @@ static void test_conv_position_major(void **state)
     sm_gemm_set_parallel_threshold(old);
 }
 
+/* Direct convolution (few input channels, conv_direct.c): stems of 1
+ * to 4 channels, 3x3 / 7x7 / 5x3 kernels, strides 1 and 2, one-sided and
+ * uneven pads, dilation 2, channel counts off the block of 8, two images,
+ * rows of outputs off the vector, activations in its store; no weights
+ * packed ahead (it lays them out per run). */
+static void test_conv_direct(void **state)
+{
+    (void)state;
+    struct {
+        int64_t n, c, h, w, m, kh, kw, s, pt, pl, pb, pr, d;
+    } cs[] = {{1, 3, 40, 40, 32, 3, 3, 2, 1, 1, 1, 1, 1},
+              {2, 3, 37, 41, 13, 7, 7, 2, 3, 3, 3, 3, 1},
+              {1, 1, 20, 35, 8, 3, 3, 1, 1, 1, 1, 1, 1},
+              {1, 4, 19, 50, 24, 5, 3, 1, 0, 2, 1, 0, 1},
+              {1, 2, 30, 44, 9, 3, 3, 1, 2, 2, 2, 2, 2},
+              {1, 3, 64, 70, 64, 3, 3, 2, 0, 0, 1, 1, 1}};
+    for (size_t i = 0; i < N_OF(cs); i++) {
+        int64_t oh =
+            (cs[i].h + cs[i].pt + cs[i].pb - cs[i].d * (cs[i].kh - 1) - 1) /
+                cs[i].s +
+            1;
+        int64_t ow =
+            (cs[i].w + cs[i].pl + cs[i].pr - cs[i].d * (cs[i].kw - 1) - 1) /
+                cs[i].s +
+            1;
+        const char *act[] = {"relu6", "none", "silu"};
+        sm_attr al[4] = {A_INTS("pads", cs[i].pt, cs[i].pl, cs[i].pb, cs[i].pr),
+                         A_INTS("strides", cs[i].s, cs[i].s),
+                         A_INTS("dilations", cs[i].d, cs[i].d),
+                         A_STR("activation", act[i % 3])};
+        sm_tensor *in[3] = {
+            ck_rand(4, D(cs[i].n, cs[i].c, cs[i].h, cs[i].w), 1),
+            ck_rand(4, D(cs[i].m, cs[i].c, cs[i].kh, cs[i].kw), 2),
+            i == 2 ? NULL : ck_rand(1, D(cs[i].m), 3)};
+        sm_tensor *y = nn_tensor(F32, 4, D(cs[i].n, cs[i].m, oh, ow), NULL);
+        int is_a;
+        for (int e = 0; e < 3; e++)
+            if (ck_have(CK_ENTRIES(conv)[e]))
+                assert_int_equal(
+                    prepacked(CK_ENTRIES(conv)[e], in, 3, y, al, 4, &is_a), 0);
+        sm_tensor_free(y);
+        ck_check(SM_OP_FusedConv, 3, in, 1, al, 4, CK_ENTRIES(conv), 2,
+                 CONV_TOL(cs[i].c * cs[i].kh * cs[i].kw));
+        for (int j = 0; j < 3; j++)
+            sm_tensor_free(in[j]);
+    }
+}
+
 static void test_conv_refusals(void **state)
 {
     (void)state;
@@ -792,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_conv_op),
         cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_conv_position_major),
+        cmocka_unit_test(test_conv_direct),
         cmocka_unit_test(test_fusedconv_op),
         cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_refusals),

@@ -255,6 +255,8 @@ static smelt_status conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
     if (!const_in[1] || !desc_geom(d, &g) || is_depthwise(&g))
         return SMELT_OK;
     g.nhwc = d->nhwc;
+    if (!g.nhwc && sm_conv_direct_wanted(&g))
+        return SMELT_OK; /* the direct path lays its weights out per run */
     sm_gemm_pack *p;
     if (g.nhwc) {
         SM_TRY(sm_conv_pm_pack(ctx, ops, &g, const_in[1]->data, &p));
@@ -283,6 +285,8 @@ static size_t conv_workspace(const sm_kernel_desc *d, int n_threads)
         return sm_conv_dw_workspace(&g, n_threads);
     if (g.nhwc)
         return sm_conv_pm_workspace(&g, n_threads);
+    if (sm_conv_direct_wanted(&g))
+        return sm_conv_direct_workspace(&g, n_threads);
     size_t gw = sm_gemm_workspace(n_threads, g.K, g.OH * g.OW, 0);
     /* Winograd runs only with prepacked weights, which only constant
      * weights get */
@@ -325,6 +329,9 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     if (is_depthwise(&g))
         return sm_conv_depthwise(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
                                  a->workspace, a->workspace_bytes);
+    if (!g.nhwc && sm_conv_direct_wanted(&g))
+        return sm_conv_direct(a->ctx, ops, &g, x, w, bias, &base, y, tp,
+                              a->workspace, a->workspace_bytes);
     int64_t ohw = g.OH * g.OW;
     sm_gemm_args ga = {.M = g.Mg, .N = ohw, .K = g.K, .c = y, .ldc = ohw};
     sm_conv_epi(&g, &base, bias, res, &ga.epi);

@@ -68,6 +68,16 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const float *res, const sm_gemm_epi *epi, float *y,
                             sm_threadpool *tp, void *ws, size_t ws_bytes);
 
+/* Direct convolution for layers with few input channels (conv_direct.c):
+ * its choice, scratch bytes and run (NCHW, no residual). */
+int sm_conv_direct_wanted(const sm_conv_geom *g);
+size_t sm_conv_direct_workspace(const sm_conv_geom *g, int n_threads);
+smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                            const sm_conv_geom *g, const float *x,
+                            const float *w, const float *bias,
+                            const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
+                            void *ws, size_t ws_bytes);
+
 /* Depthwise convolutions (Cg == 1) with at most this many taps take the
  * direct path of conv_dw.c. */
 #define SM_CONV_DW_MAX_TAPS 64

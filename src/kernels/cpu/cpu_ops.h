@@ -164,6 +164,13 @@ typedef struct sm_cpu_ops {
                       const float *wt, const int64_t *off, int ntaps,
                       const float *bias, int act, float act_a, float act_b,
                       int64_t OH, int64_t OW, float *out, int64_t os);
+    /* y[m][i] = act(b[m] + sum over t < nt of w[t * 8 + m] * taps[t][i])
+     * for 8 output channels m and i < n: one output row of a direct
+     * convolution with few input channels (conv_direct.c). The taps are
+     * read up to 32 floats past n. */
+    void (*cdir_row)(const float *const *taps, int nt, const float *w,
+                     const float *b, int act, float act_a, float act_b,
+                     float *const *y, int64_t n);
     /* Channel interleaving, vl rows at a time (VL x VL register
      * transposes): lanes_in d[j * vl + l] = s[l][j]; lanes_out
      * d[l][j] = s[j * stride + l]; for l < vl, j < n. */

@@ -37,6 +37,7 @@ const sm_cpu_ops SM_ISA_CAT(sm_cpu_ops_, SM_ISA_SUFFIX) = {
     .max_taps = max_taps,
     .gather2 = gather2,
     .dw_row = dw_row,
+    .cdir_row = cdir_row,
     .dw_cblock = dw_cblock,
     .lanes_in = lanes_in,
     .lanes_out = lanes_out,
