@@ -12,8 +12,9 @@
 #include "cpu_harness.h"
 #include "testutil.h"
 
-/* [N, C, H, W] <-> [N, H, W, C] copies of an f32 tensor. */
-static sm_tensor *to_nhwc(const sm_tensor *t)
+/* A copy of the f32 tensor t [N, C, H, W] (its dims either way) from
+ * NCHW to NHWC memory (to_cl), or back. */
+static sm_tensor *relayout(const sm_tensor *t, int to_cl)
 {
     const int64_t *d = t->dims;
     sm_tensor *o = nn_tensor(F32, 4, t->dims, NULL);
@@ -21,23 +22,11 @@ static sm_tensor *to_nhwc(const sm_tensor *t)
     float *p = o->data;
     for (int64_t n = 0; n < d[0]; n++)
         for (int64_t c = 0; c < d[1]; c++)
-            for (int64_t i = 0; i < d[2] * d[3]; i++)
-                p[(n * d[2] * d[3] + i) * d[1] + c] =
-                    s[(n * d[1] + c) * d[2] * d[3] + i];
-    return o;
-}
-
-static sm_tensor *from_nhwc(const sm_tensor *t)
-{
-    const int64_t *d = t->dims;
-    sm_tensor *o = nn_tensor(F32, 4, t->dims, NULL);
-    const float *s = t->data;
-    float *p = o->data;
-    for (int64_t n = 0; n < d[0]; n++)
-        for (int64_t c = 0; c < d[1]; c++)
-            for (int64_t i = 0; i < d[2] * d[3]; i++)
-                p[(n * d[1] + c) * d[2] * d[3] + i] =
-                    s[(n * d[2] * d[3] + i) * d[1] + c];
+            for (int64_t i = 0; i < d[2] * d[3]; i++) {
+                int64_t nchw = (n * d[1] + c) * d[2] * d[3] + i;
+                int64_t nhwc = (n * d[2] * d[3] + i) * d[1] + c;
+                p[to_cl ? nhwc : nchw] = s[to_cl ? nchw : nhwc];
+            }
     return o;
 }
 
@@ -52,9 +41,9 @@ static void check_nhwc(sm_tensor **in, const sm_attr *al, int n_al,
     ck_reference(SM_OP_FusedConv, 4, in, 1, &at, want);
     sm_tensor *args[4] = {in[0], in[1], in[2], in[3]};
     if (bits & SM_NHWC_IN)
-        args[0] = to_nhwc(in[0]);
+        args[0] = relayout(in[0], 1);
     if ((bits & SM_NHWC_OUT) && in[3])
-        args[3] = to_nhwc(in[3]);
+        args[3] = relayout(in[3], 1);
     for (int e = 0; e < 3; e++) {
         const sm_cpu_kernel *k = CK_ENTRIES(conv)[e];
         if (!ck_have(k))
@@ -92,7 +81,7 @@ static void check_nhwc(sm_tensor **in, const sm_attr *al, int n_al,
                            .nhwc = bits};
             if (k->run(&ka, packed, ck_pools[p]) != SMELT_OK)
                 fail_msg("%s: %s", k->name, smelt_ctx_error(ctx));
-            sm_tensor *nchw = bits & SM_NHWC_OUT ? from_nhwc(got) : got;
+            sm_tensor *nchw = bits & SM_NHWC_OUT ? relayout(got, 0) : got;
             char what[96];
             snprintf(what, sizeof what, "%s nhwc %u (%d threads)", k->name,
                      bits, threads);
