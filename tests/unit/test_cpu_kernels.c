@@ -99,13 +99,14 @@ static void gemm_case(const sm_cpu_ops *ops, int64_t M, int64_t N, int64_t K,
 }
 
 /* Every M, N in a set of odd sizes and tails around each table's tile,
- * against several depths (K = 1, a KC boundary crossing, ...). */
+ * against several depths (K = 1, a KC boundary crossing, the depths whose
+ * full row tiles read a row-major A in place, ...). */
 static void test_gemm_odd_sizes(void **state)
 {
     (void)state;
     static const int64_t mn[] = {1,  2,  3,  7,  12, 13, 15,
                                  16, 17, 31, 33, 64, 100};
-    static const int64_t ks[] = {1, 3, 17, 64, 100, 257};
+    static const int64_t ks[] = {1, 3, 16, 17, 24, 32, 64, 100, 257};
     sm_gemm_epi none = sm_gemm_epi_none();
     for (size_t o = 0; o < 3; o++) {
         if (!have_ops(all_ops[o]))
@@ -126,9 +127,9 @@ static void test_gemm_blocking_threads(void **state)
 {
     (void)state;
     sm_gemm_epi none = sm_gemm_epi_none();
-    static const int64_t sz[][3] = {{150, 530, 260}, {8, 1100, 70},
-                                    {300, 5, 9},     {1, 777, 513},
-                                    {145, 33, 1},    {97, 1031, 31}};
+    static const int64_t sz[][3] = {
+        {150, 530, 260}, {8, 1100, 70},  {300, 5, 9},   {1, 777, 513},
+        {145, 33, 1},    {97, 1031, 31}, {200, 48, 32}, {185, 96, 16}};
     for (size_t o = 0; o < 3; o++) {
         if (!have_ops(all_ops[o]))
             continue;

@@ -48,6 +48,9 @@ typedef struct sm_gemm_epi {
  * the common cases of sm_gemm_epi resolved for one tile by the driver
  * (gemm.c), y = act(acc + row[i] + col[j] + res[i * ldr + j]) with act
  * none, relu, relu6, clip or leakyrelu. */
+/* The depths gemm_ukr_rowk has kernels for. */
+#define SM_GEMM_ROWK(k) ((k) == 16 || (k) == 24 || (k) == 32)
+
 typedef struct sm_ukr_epi {
     const float *row; /* one value per tile row, or NULL */
     const float *col; /* one value per tile column, or NULL */
@@ -101,6 +104,13 @@ typedef struct sm_cpu_ops {
     void (*gemm_ukr)(int64_t kc, const float *a, const float *b, float *c,
                      int64_t ldc, int mr, int nr, int acc,
                      const sm_ukr_epi *fe);
+    /* The same for a full tile of MR rows whose A is read in place (the
+     * depths SM_GEMM_ROWK accepts):
+     * row-major rows of exactly kd floats at a, for the whole depth kd
+     * (C overwritten). Returns 0, doing nothing, for depths it has no
+     * kernel for (it has 16, 24 and 32). */
+    int (*gemm_ukr_rowk)(int64_t kd, const float *a, const float *b, float *c,
+                         int64_t ldc, int nr, const sm_ukr_epi *fe);
     /* Packs rows [i0, i0+m) x cols [k0, k0+kc) of A into ceil(m / MR)
      * panels of kc x MR floats (zero rows pad the last). */
     void (*gemm_pack_a)(const sm_matf *a, int64_t i0, int64_t m, int64_t k0,

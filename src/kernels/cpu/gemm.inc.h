@@ -79,9 +79,9 @@ VINL void ukr_epi(const int M, const int NV, V r[GEMM_MR][GEMM_NV],
  * inlined) rows. A panels hold GEMM_MR floats per k whatever M is. With
  * fe, the tile's epilogue runs in registers before the one store.
  */
-VINL void ukr_body(const int M, const int NV, int64_t kc, const float *a,
-                   const float *b, float *c, int64_t ldc, int nr, int acc,
-                   const sm_ukr_epi *fe)
+VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
+                   int64_t kc, const float *a, const float *b, float *c,
+                   int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)
 {
     V r[GEMM_MR][GEMM_NV];
 #pragma GCC unroll 16
@@ -103,12 +103,12 @@ VINL void ukr_body(const int M, const int NV, int64_t kc, const float *a,
         v_prefetch(b + (M <= 8 ? 4 : GEMM_PF) * NR);
 #pragma GCC unroll 16
         for (int i = 0; i < M; i++) {
-            V ai = v_set1(a[i]);
+            V ai = v_set1(a[i * RS]);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; v++)
                 r[i][v] = v_fma(ai, bv[v], r[i][v]);
         }
-        a += GEMM_MR;
+        a += KS;
         b += NR;
     }
     if (acc) {
@@ -161,16 +161,16 @@ VINL void ukr_body(const int M, const int NV, int64_t kc, const float *a,
                         int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)    \
     {                                                                          \
         if (nr <= VL)                                                          \
-            ukr_body(M, 1, kc, a, b, c, ldc, nr, acc, fe);                     \
+            ukr_body(M, 1, 1, GEMM_MR, kc, a, b, c, ldc, nr, acc, fe);         \
         else                                                                   \
-            ukr_body(M, GEMM_NV, kc, a, b, c, ldc, nr, acc, fe);               \
+            ukr_body(M, GEMM_NV, 1, GEMM_MR, kc, a, b, c, ldc, nr, acc, fe);   \
     }
 #else
 #define UKR_DEF(M)                                                             \
     static void ukr_##M(int64_t kc, const float *a, const float *b, float *c,  \
                         int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)    \
     {                                                                          \
-        ukr_body(M, GEMM_NV, kc, a, b, c, ldc, nr, acc, fe);                   \
+        ukr_body(M, GEMM_NV, 1, GEMM_MR, kc, a, b, c, ldc, nr, acc, fe);       \
     }
 #endif
 UKR_DEF(1)
@@ -199,6 +199,37 @@ UKR_DEF(14)
 
 typedef void (*ukr_fn)(int64_t, const float *, const float *, float *, int64_t,
                        int, int, const sm_ukr_epi *);
+
+/* Full tiles of GEMM_MR rows with A read in place: rows of exactly KD
+ * floats, row-major (a channels-last 1x1 input of KD channels), so every
+ * broadcast is at a constant offset and A needs no packing, which for a
+ * short depth cost as much as the product (12544 x 16 x 32: packing A
+ * took 40% of the micro-kernel's time). */
+#define UKRD_DEF(KD)                                                           \
+    static void ukrd_##KD(const float *a, const float *b, float *c,            \
+                          int64_t ldc, int nr, const sm_ukr_epi *fe)           \
+    {                                                                          \
+        if (GEMM_NV > 1 && nr <= VL)                                           \
+            ukr_body(GEMM_MR, 1, KD, 1, KD, a, b, c, ldc, nr, 0, fe);          \
+        else                                                                   \
+            ukr_body(GEMM_MR, GEMM_NV, KD, 1, KD, a, b, c, ldc, nr, 0, fe);    \
+    }
+UKRD_DEF(16)
+UKRD_DEF(24)
+UKRD_DEF(32)
+
+/* The in-place kernel for depth kd, 0 when there is none (kd not 16, 24
+ * or 32): a tile of GEMM_MR rows at a (rows kd apart). */
+static int gemm_ukr_rowk(int64_t kd, const float *a, const float *b, float *c,
+                         int64_t ldc, int nr, const sm_ukr_epi *fe)
+{
+    switch (kd) {
+    case 16: ukrd_16(a, b, c, ldc, nr, fe); return 1;
+    case 24: ukrd_24(a, b, c, ldc, nr, fe); return 1;
+    case 32: ukrd_32(a, b, c, ldc, nr, fe); return 1;
+    default: return 0;
+    }
+}
 
 /* The micro-kernel for mr rows: one compiled kernel per row count. */
 static void gemm_ukr(int64_t kc, const float *a, const float *b, float *c,

@@ -22,6 +22,7 @@ const sm_cpu_ops SM_ISA_CAT(sm_cpu_ops_, SM_ISA_SUFFIX) = {
     .mr = GEMM_MR,
     .nr = NR,
     .gemm_ukr = gemm_ukr,
+    .gemm_ukr_rowk = gemm_ukr_rowk,
     .gemm_pack_a = gemm_pack_a,
     .gemm_pack_b = gemm_pack_b,
     .epi_tile = epi_tile,
