@@ -106,7 +106,7 @@ static void test_gemm_odd_sizes(void **state)
     (void)state;
     static const int64_t mn[] = {1,  2,  3,  7,  12, 13, 15,
                                  16, 17, 31, 33, 64, 100};
-    static const int64_t ks[] = {1, 3, 16, 17, 24, 32, 64, 100, 257};
+    static const int64_t ks[] = {1, 3, 16, 17, 24, 32, 64, 96, 100, 144, 257};
     sm_gemm_epi none = sm_gemm_epi_none();
     for (size_t o = 0; o < 3; o++) {
         if (!have_ops(all_ops[o]))
@@ -129,7 +129,8 @@ static void test_gemm_blocking_threads(void **state)
     sm_gemm_epi none = sm_gemm_epi_none();
     static const int64_t sz[][3] = {
         {150, 530, 260}, {8, 1100, 70},  {300, 5, 9},   {1, 777, 513},
-        {145, 33, 1},    {97, 1031, 31}, {200, 48, 32}, {185, 96, 16}};
+        {145, 33, 1},    {97, 1031, 31}, {200, 48, 32}, {185, 96, 16},
+        {150, 40, 384},  {60, 70, 192}};
     for (size_t o = 0; o < 3; o++) {
         if (!have_ops(all_ops[o]))
             continue;

@@ -48,9 +48,6 @@ typedef struct sm_gemm_epi {
  * the common cases of sm_gemm_epi resolved for one tile by the driver
  * (gemm.c), y = act(acc + row[i] + col[j] + res[i * ldr + j]) with act
  * none, relu, relu6, clip or leakyrelu. */
-/* The depths gemm_ukr_rowk has kernels for. */
-#define SM_GEMM_ROWK(k) ((k) == 16 || (k) == 24 || (k) == 32)
-
 typedef struct sm_ukr_epi {
     const float *row; /* one value per tile row, or NULL */
     const float *col; /* one value per tile column, or NULL */
@@ -59,6 +56,12 @@ typedef struct sm_ukr_epi {
     int act;
     float act_a, act_b;
 } sm_ukr_epi;
+
+/* The depths gemm_ukr_rowk has kernels for: MobileNet's channel counts
+ * up to KC. */
+#define SM_GEMM_ROWK(k)                                                        \
+    ((k) == 16 || (k) == 24 || (k) == 32 || (k) == 64 || (k) == 96 ||          \
+     (k) == 144 || (k) == 192 || (k) == 384)
 
 /* Elementwise unary functions: the activations (values of sm_act_kind,
  * reading act_a / act_b) followed by these. */

@@ -22,9 +22,11 @@ VINL void ukr_epi(const int M, const int NV, V r[GEMM_MR][GEMM_NV],
                   const sm_ukr_epi *fe, int nr)
 {
     V cv[GEMM_NV];
+    /* every entry set (past NV too, to zero), so that no instance reads
+     * an unset one */
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; v++) {
-        int64_t n = nr - v * VL;
+    for (int v = 0; v < GEMM_NV; v++) {
+        int64_t n = v < NV ? nr - v * VL : 0;
         cv[v] = !fe->col || n <= 0 ? v_zero()
                 : n >= VL          ? v_load(fe->col + v * VL)
                                    : v_loadn(fe->col + v * VL, n);
@@ -217,9 +219,14 @@ typedef void (*ukr_fn)(int64_t, const float *, const float *, float *, int64_t,
 UKRD_DEF(16)
 UKRD_DEF(24)
 UKRD_DEF(32)
+UKRD_DEF(64)
+UKRD_DEF(96)
+UKRD_DEF(144)
+UKRD_DEF(192)
+UKRD_DEF(384)
 
-/* The in-place kernel for depth kd, 0 when there is none (kd not 16, 24
- * or 32): a tile of GEMM_MR rows at a (rows kd apart). */
+/* The in-place kernel for depth kd, 0 when there is none (kd not one of
+ * SM_GEMM_ROWK's): a tile of GEMM_MR rows at a (rows kd apart). */
 static int gemm_ukr_rowk(int64_t kd, const float *a, const float *b, float *c,
                          int64_t ldc, int nr, const sm_ukr_epi *fe)
 {
@@ -227,6 +234,11 @@ static int gemm_ukr_rowk(int64_t kd, const float *a, const float *b, float *c,
     case 16: ukrd_16(a, b, c, ldc, nr, fe); return 1;
     case 24: ukrd_24(a, b, c, ldc, nr, fe); return 1;
     case 32: ukrd_32(a, b, c, ldc, nr, fe); return 1;
+    case 64: ukrd_64(a, b, c, ldc, nr, fe); return 1;
+    case 96: ukrd_96(a, b, c, ldc, nr, fe); return 1;
+    case 144: ukrd_144(a, b, c, ldc, nr, fe); return 1;
+    case 192: ukrd_192(a, b, c, ldc, nr, fe); return 1;
+    case 384: ukrd_384(a, b, c, ldc, nr, fe); return 1;
     default: return 0;
     }
 }
