@@ -33,6 +33,10 @@ typedef struct sm_out_hint {
 /* In what a kernel allows (registry.h layouts()): SM_NHWC_IN only
  * together with SM_NHWC_OUT. */
 #define SM_NHWC_TIED 4u
+/* Channel-blocked operands: [N, C, H, W] held as [N, C / 16, H, W, 16]
+ * (C a multiple of 16), each block's plane contiguous. */
+#define SM_B16_IN 8u   /* input 0 */
+#define SM_B16_OUT 16u /* output 0 (never with a residual) */
 
 typedef struct sm_kargs {
     const char *op_name;

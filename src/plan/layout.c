@@ -15,6 +15,10 @@
  *     SM_NHWC_IN allowed, or as input 3 (a residual of the output's
  *     shape) of a kernel that writes its own output channels-last;
  *   - no sub-block of a control step reads it.
+ * A kernel may also allow channel-blocked values (SM_B16_*: [N, C/16, H,
+ * W, 16]); where both sides take them they win over NHWC (a depthwise
+ * layer reads a block's plane front to back instead of one line in
+ * every C / 16). Residuals are NHWC or NCHW only.
  * The residual rule ties two values together, and so does a kernel
  * that allows an NHWC input only with an NHWC output (SM_NHWC_TIED), so
  * the choice shrinks to a fixed point: a step whose residual and output
@@ -49,25 +53,55 @@ static int same_dims(const sm_slot *a, const sm_slot *b)
     return 1;
 }
 
+/* Formats a value can be held in, as a mask. */
+enum { F_NHWC = 1, F_B16 = 2 };
+
+/* The formats that the SM_* bits `can` allow for an input, or for an
+ * output (out). */
+static unsigned formats(unsigned can, int out)
+{
+    if (out)
+        return (can & SM_NHWC_OUT ? F_NHWC : 0) | (can & SM_B16_OUT ? F_B16 : 0);
+    return (can & SM_NHWC_IN ? F_NHWC : 0) | (can & SM_B16_IN ? F_B16 : 0);
+}
+
 static void mark_bad(void *arg, int slot)
 {
     ((unsigned char *)arg)[slot] = 0;
 }
 
-/* Slots of input i of st that st cannot read channels-last lose it. */
+/* The formats of the slots st reads, narrowed to what st can read them
+ * in: input 0 as an input, input 3 (a residual of the output's shape)
+ * as st writes its output; any other input NCHW only. */
 static void reader(const sm_plan *p, const sm_step *st, unsigned can,
-                   unsigned char *cl)
+                   unsigned char *pos)
 {
     for (int i = 0; i < st->n_in; i++) {
         int s = st->in[i];
         if (s < 0)
             continue;
-        int ok = (i == 0 && (can & SM_NHWC_IN)) ||
-                 (i == 3 && (can & SM_NHWC_OUT) && st->n_out > 0 &&
-                  same_dims(&p->slots[s], &p->slots[st->out[0]]));
-        if (!ok)
-            cl[s] = 0;
+        unsigned ok = 0;
+        if (i == 0)
+            ok = formats(can, 0);
+        else if (i == 3 && st->n_out > 0 &&
+                 same_dims(&p->slots[s], &p->slots[st->out[0]]))
+            ok = formats(can, 1) & F_NHWC; /* residuals: NHWC only */
+        pos[s] &= (unsigned char)ok;
     }
+}
+
+/* The bits of st for the formats of its input 0 and output 0. */
+static unsigned step_bits(const sm_step *st, const unsigned char *fmt)
+{
+    unsigned b = 0;
+    if (st->in[0] >= 0)
+        b |= fmt[st->in[0]] == F_NHWC  ? SM_NHWC_IN
+             : fmt[st->in[0]] == F_B16 ? SM_B16_IN
+                                       : 0;
+    b |= fmt[st->out[0]] == F_NHWC  ? SM_NHWC_OUT
+         : fmt[st->out[0]] == F_B16 ? SM_B16_OUT
+                                    : 0;
+    return b;
 }
 
 void sm_plan_choose_layouts(sm_plan *p)
@@ -76,66 +110,66 @@ void sm_plan_choose_layouts(sm_plan *p)
     if (p->reference || p->n_slots == 0)
         return;
     unsigned *can = sm_calloc((size_t)p->n_steps + 1, sizeof *can);
-    unsigned char *cl = sm_calloc((size_t)p->n_slots, 1);
-    if (!can || !cl) { /* channels-last is an optimization: skip it */
+    unsigned char *fmt = sm_calloc((size_t)p->n_slots, 1);
+    if (!can || !fmt) { /* layouts are an optimization: skip them */
         sm_free(can);
-        sm_free(cl);
+        sm_free(fmt);
         return;
     }
-    /* candidates: output 0 of a kernel that may write it channels-last */
+    /* candidates: output 0 of a kernel that may write it channels-last
+     * or blocked, in the formats it may */
     for (int j = 0; j < p->n_steps; j++) {
         sm_step *st = &p->steps[j];
         can[j] = allowed(p, st);
-        if (!(can[j] & SM_NHWC_OUT) || st->n_out < 1)
+        if (!formats(can[j], 1) || st->n_out < 1)
             continue;
         const sm_slot *o = &p->slots[st->out[0]];
         if (o->kind == SM_SLOT_ARENA && o->ndim == 4 &&
             o->dtype == SMELT_DTYPE_F32)
-            cl[st->out[0]] = 1;
+            fmt[st->out[0]] = (unsigned char)formats(can[j], 1);
     }
     /* every reader must take it so */
     for (int j = 0; j < p->n_steps; j++) {
         const sm_step *st = &p->steps[j];
-        reader(p, st, can[j], cl);
+        reader(p, st, can[j], fmt);
         if (st->kind == SM_STEP_CONTROL)
             for (int k = 0; k < st->node->n_blocks; k++)
-                sm_plan_block_reads(p, st->node->blocks[k], mark_bad, cl);
+                sm_plan_block_reads(p, st->node->blocks[k], mark_bad, fmt);
     }
     /* the caller's outputs are NCHW, even when copied out of the arena */
     for (int i = 0; i < p->n_outputs; i++)
-        cl[p->out_slot[i]] = 0;
-    /* a residual is held as its step's output is */
+        fmt[p->out_slot[i]] = 0;
+    /* one format each: blocked where both sides take it (a depthwise
+     * layer then reads each block's plane front to back) */
+    for (int s = 0; s < p->n_slots; s++)
+        fmt[s] = fmt[s] & F_B16 ? F_B16 : fmt[s] & F_NHWC ? F_NHWC : 0;
     for (int changed = 1; changed;) {
         changed = 0;
         for (int j = 0; j < p->n_steps; j++) {
             const sm_step *st = &p->steps[j];
-            if (!(can[j] & SM_NHWC_OUT) || st->n_in < 4 || st->in[3] < 0 ||
-                st->n_out < 1)
+            if (!can[j] || st->n_in < 1 || st->n_out < 1)
                 continue;
-            int r = st->in[3], o = st->out[0];
-            if (cl[r] != cl[o]) {
-                cl[r] = cl[o] = 0;
+            /* a residual is held as its step's output is */
+            int r = st->n_in > 3 ? st->in[3] : -1, o = st->out[0];
+            if (r >= 0 && fmt[r] != fmt[o]) {
+                fmt[r] = fmt[o] = 0;
                 changed = 1;
             }
-        }
-        /* an input tied to the output follows it */
-        for (int j = 0; j < p->n_steps; j++) {
-            const sm_step *st = &p->steps[j];
-            if ((can[j] & SM_NHWC_TIED) && st->n_in > 0 && st->n_out > 0 &&
-                st->in[0] >= 0 && cl[st->in[0]] && !cl[st->out[0]]) {
-                cl[st->in[0]] = 0;
+            /* an input tied to the output follows it */
+            int x = st->in[0];
+            if ((can[j] & SM_NHWC_TIED) && x >= 0 && fmt[x] && !fmt[o]) {
+                fmt[x] = 0;
                 changed = 1;
             }
         }
     }
     for (int s = 0; s < p->n_slots; s++)
-        p->n_nhwc += cl[s];
+        p->n_nhwc += fmt[s] != 0;
     for (int j = 0; j < p->n_steps && p->n_nhwc; j++) {
         sm_step *st = &p->steps[j];
         if (!can[j] || st->n_in < 1 || st->n_out < 1)
             continue;
-        st->nhwc = (st->in[0] >= 0 && cl[st->in[0]] ? SM_NHWC_IN : 0) |
-                   (cl[st->out[0]] ? SM_NHWC_OUT : 0);
+        st->nhwc = step_bits(st, fmt);
         if (st->nhwc && st->k->workspace) {
             sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS],
                 out[SM_KERNEL_MAX_OPERANDS];
@@ -145,5 +179,5 @@ void sm_plan_choose_layouts(sm_plan *p)
         }
     }
     sm_free(can);
-    sm_free(cl);
+    sm_free(fmt);
 }

@@ -315,6 +315,23 @@ static const char *slot_where(const sm_slot *s, char *buf, size_t size)
     return buf;
 }
 
+/* The formats of a step's operands (layout.c): " nhwc:in,out",
+ * " nhwc:in b16:out", ... */
+static void layout_str(sm_strbuf *b, unsigned bits)
+{
+    const char *in = bits & SM_NHWC_IN ? "nhwc" : bits & SM_B16_IN ? "b16" : 0;
+    const char *out =
+        bits & SM_NHWC_OUT ? "nhwc" : bits & SM_B16_OUT ? "b16" : 0;
+    if (in && out && !strcmp(in, out))
+        sm_strbuf_appendf(b, " %s:in,out", in);
+    else {
+        if (in)
+            sm_strbuf_appendf(b, " %s:in", in);
+        if (out)
+            sm_strbuf_appendf(b, " %s:out", out);
+    }
+}
+
 smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
                               char **out)
 {
@@ -338,11 +355,8 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
         smelt_plan_step_info info;
         smelt_plan_step(p, j, &info);
         sm_strbuf_appendf(&b, "%4d %-18s %-22s", j, info.op, info.kernel);
-        if (st->nhwc) /* channels-last operands (layout.c) */
-            sm_strbuf_appendf(&b, " nhwc:%s%s%s",
-                              st->nhwc & SM_NHWC_IN ? "in" : "",
-                              st->nhwc == (SM_NHWC_IN | SM_NHWC_OUT) ? "," : "",
-                              st->nhwc & SM_NHWC_OUT ? "out" : "");
+        if (st->nhwc)
+            layout_str(&b, st->nhwc);
         for (int i = 0; i < st->n_out; i++) {
             const sm_slot *sl = &p->slots[st->out[i]];
             char ts[160], w[64];

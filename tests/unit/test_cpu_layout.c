@@ -12,9 +12,23 @@
 #include "cpu_harness.h"
 #include "testutil.h"
 
+/* Memory formats of a 4-D operand. */
+enum { NCHW, NHWC, B16 };
+
+/* Where element (n, c, i) of [N, C, H * W = I] lies in format f. */
+static int64_t at_fmt(int f, const int64_t *d, int64_t n, int64_t c, int64_t i)
+{
+    int64_t I = d[2] * d[3];
+    if (f == NHWC)
+        return (n * I + i) * d[1] + c;
+    if (f == B16)
+        return ((n * (d[1] / 16) + c / 16) * I + i) * 16 + c % 16;
+    return (n * d[1] + c) * I + i;
+}
+
 /* A copy of the f32 tensor t [N, C, H, W] (its dims either way) from
- * NCHW to NHWC memory (to_cl), or back. */
-static sm_tensor *relayout(const sm_tensor *t, int to_cl)
+ * format `from` to format `to`. */
+static sm_tensor *relayout(const sm_tensor *t, int from, int to)
 {
     const int64_t *d = t->dims;
     sm_tensor *o = nn_tensor(F32, 4, t->dims, NULL);
@@ -22,12 +36,20 @@ static sm_tensor *relayout(const sm_tensor *t, int to_cl)
     float *p = o->data;
     for (int64_t n = 0; n < d[0]; n++)
         for (int64_t c = 0; c < d[1]; c++)
-            for (int64_t i = 0; i < d[2] * d[3]; i++) {
-                int64_t nchw = (n * d[1] + c) * d[2] * d[3] + i;
-                int64_t nhwc = (n * d[2] * d[3] + i) * d[1] + c;
-                p[to_cl ? nhwc : nchw] = s[to_cl ? nchw : nhwc];
-            }
+            for (int64_t i = 0; i < d[2] * d[3]; i++)
+                p[at_fmt(to, d, n, c, i)] = s[at_fmt(from, d, n, c, i)];
     return o;
+}
+
+/* The formats of input 0 and output 0 that SM_* bits give. */
+static int in_fmt(unsigned bits)
+{
+    return bits & SM_NHWC_IN ? NHWC : bits & SM_B16_IN ? B16 : NCHW;
+}
+
+static int out_fmt(unsigned bits)
+{
+    return bits & SM_NHWC_OUT ? NHWC : bits & SM_B16_OUT ? B16 : NCHW;
 }
 
 /* Runs FusedConv on in[] (weights constant) with the given channels-last
@@ -40,10 +62,10 @@ static void check_nhwc(sm_tensor **in, const sm_attr *al, int n_al,
     sm_tensor *want[1] = {NULL};
     ck_reference(SM_OP_FusedConv, 4, in, 1, &at, want);
     sm_tensor *args[4] = {in[0], in[1], in[2], in[3]};
-    if (bits & SM_NHWC_IN)
-        args[0] = relayout(in[0], 1);
-    if ((bits & SM_NHWC_OUT) && in[3])
-        args[3] = relayout(in[3], 1);
+    if (in_fmt(bits) != NCHW)
+        args[0] = relayout(in[0], NCHW, in_fmt(bits));
+    if (out_fmt(bits) != NCHW && in[3])
+        args[3] = relayout(in[3], NCHW, out_fmt(bits));
     for (int e = 0; e < 3; e++) {
         const sm_cpu_kernel *k = CK_ENTRIES(conv)[e];
         if (!ck_have(k))
@@ -81,7 +103,9 @@ static void check_nhwc(sm_tensor **in, const sm_attr *al, int n_al,
                            .nhwc = bits};
             if (k->run(&ka, packed, ck_pools[p]) != SMELT_OK)
                 fail_msg("%s: %s", k->name, smelt_ctx_error(ctx));
-            sm_tensor *nchw = bits & SM_NHWC_OUT ? relayout(got, 0) : got;
+            sm_tensor *nchw = out_fmt(bits) != NCHW
+                                  ? relayout(got, out_fmt(bits), NCHW)
+                                  : got;
             char what[96];
             snprintf(what, sizeof what, "%s nhwc %u (%d threads)", k->name,
                      bits, threads);
@@ -104,7 +128,8 @@ static void check_nhwc(sm_tensor **in, const sm_attr *al, int n_al,
 
 /* Depthwise layers: channel counts below, at and off the vector width
  * (the last block partial), stride 1 and 2, two images, odd planes, every
- * combination of channels-last input and output. */
+ * combination of channels-last input and output, and a channel-blocked
+ * input (whole blocks of 16) with either output. */
 static void test_depthwise_nhwc(void **state)
 {
     (void)state;
@@ -122,6 +147,10 @@ static void test_depthwise_nhwc(void **state)
                             NULL};
         for (unsigned bits = 1; bits <= 3; bits++)
             check_nhwc(in, al, 4, bits, 2e-5);
+        if (c % 16 == 0) {
+            check_nhwc(in, al, 4, SM_B16_IN, 2e-5);
+            check_nhwc(in, al, 4, SM_B16_IN | SM_NHWC_OUT, 2e-5);
+        }
         for (int j = 0; j < 3; j++)
             sm_tensor_free(in[j]);
     }
@@ -129,8 +158,9 @@ static void test_depthwise_nhwc(void **state)
 
 /* Single-group layers through the position-major product: 1x1 with
  * channels-last input and/or output, a full residual, channel counts of
- * one vector (16) and off the panel width (48, 144); a 3x3 stride-2 stem
- * (3 input channels) writing channels-last. */
+ * one vector (16) and off the panel width (48, 144), a channel-blocked
+ * output (no residual) from either input; a 3x3 stride-2 stem (3 input
+ * channels) writing channels-last or blocked. */
 static void test_pointwise_nhwc(void **state)
 {
     (void)state;
@@ -152,6 +182,11 @@ static void test_pointwise_nhwc(void **state)
                             cs[i].res ? ck_rand(4, D(n, m, h, h), 4) : NULL};
         for (unsigned bits = 1; bits <= 3; bits++)
             check_nhwc(in, al, 1, bits, 2e-6 * (double)(cs[i].c + 1));
+        if (!cs[i].res) {
+            check_nhwc(in, al, 1, SM_B16_OUT, 2e-6 * (double)(cs[i].c + 1));
+            check_nhwc(in, al, 1, SM_NHWC_IN | SM_B16_OUT,
+                       2e-6 * (double)(cs[i].c + 1));
+        }
         for (int j = 0; j < 4; j++)
             sm_tensor_free(in[j]);
     }
@@ -163,6 +198,7 @@ static void test_pointwise_nhwc(void **state)
                         ck_rand(4, D(32, 3, 3, 3), 2), ck_rand(1, D(32), 3),
                         NULL};
     check_nhwc(in, al, 3, SM_NHWC_OUT, 2e-6 * 28);
+    check_nhwc(in, al, 3, SM_B16_OUT, 2e-6 * 28);
     for (int j = 0; j < 3; j++)
         sm_tensor_free(in[j]);
     sm_gemm_set_parallel_threshold(old);
@@ -170,7 +206,9 @@ static void test_pointwise_nhwc(void **state)
 
 /* What the kernel allows: nothing for Winograd's layers, grouped ones,
  * im2col layers with many positions, depthwise with a residual, or
- * channel counts off 16; input only from 1x1 layers. */
+ * channel counts off 16; input only from 1x1 layers; blocked outputs
+ * without a residual, blocked inputs for depthwise layers of whole
+ * blocks. */
 static void test_layouts_allowed(void **state)
 {
     (void)state;
@@ -180,14 +218,17 @@ static void test_layouts_allowed(void **state)
         int res;
         unsigned want;
     } cs[] = {
-        {32, 28, 64, 1, 1, 1, 0, SM_NHWC_IN | SM_NHWC_OUT | SM_NHWC_TIED},
-        {32, 7, 64, 1, 1, 1, 0, SM_NHWC_IN | SM_NHWC_OUT}, /* few positions */
-        {32, 28, 24, 1, 1, 1, 0, 0},                       /* 24 channels out */
-        {32, 28, 64, 3, 1, 1, 0, 0},                       /* Winograd */
+        {32, 28, 64, 1, 1, 1, 0,
+         SM_NHWC_IN | SM_NHWC_OUT | SM_B16_OUT | SM_NHWC_TIED},
+        {32, 7, 64, 1, 1, 1, 0, SM_NHWC_IN | SM_NHWC_OUT | SM_B16_OUT},
+        {32, 28, 24, 1, 1, 1, 0, 0},          /* 24 channels out */
+        {32, 28, 64, 3, 1, 1, 0, 0},          /* Winograd */
         {32, 56, 64, 3, 1, 2, 0, 0},          /* im2col, many positions */
-        {32, 7, 64, 3, 1, 1, 1, SM_NHWC_OUT}, /* position-major 3x3 */
-        {64, 7, 64, 3, 2, 1, 0, 0},           /* two groups */
-        {32, 14, 32, 3, 32, 1, 0, SM_NHWC_IN | SM_NHWC_OUT}, /* depthwise */
+        {32, 7, 64, 3, 1, 1, 1, SM_NHWC_OUT}, /* 3x3, residual: NHWC */
+        {32, 7, 64, 3, 1, 1, 0, SM_NHWC_OUT | SM_B16_OUT},
+        {64, 7, 64, 3, 2, 1, 0, 0}, /* two groups */
+        {32, 14, 32, 3, 32, 1, 0, SM_NHWC_IN | SM_NHWC_OUT | SM_B16_IN},
+        {24, 14, 24, 3, 24, 1, 0, SM_NHWC_IN | SM_NHWC_OUT}, /* 24: no B16 */
         {32, 14, 32, 3, 32, 1, 1, 0}, /* depthwise with a residual */
     };
     for (size_t i = 0; i < N_OF(cs); i++) {
@@ -223,7 +264,8 @@ static void test_layouts_allowed(void **state)
  * Relu reading that result, and a depthwise result that is returned.
  * Not y5 (a Relu reads it), hence neither its residual y2 nor, as the 16
  * channel 1x1 layers take an NHWC input only with an NHWC output, their
- * inputs y4 and y1; not y7 (an output). Channels-last: y0 and y3. */
+ * inputs y4 and y1; not y7 (an output). Held otherwise: y0 and y3, both
+ * channel-blocked, as only depthwise layers read them. */
 static const char *block_body =
     "  %y0: f32[1,32,10,10] = FusedConv(%x, %w0, %b0) {pads=[1,1,1,1], "
     "strides=[2,2], activation=\"relu6\"}\n"
@@ -245,9 +287,10 @@ static const int64_t block_w[7][4] = {
     {32, 3, 3, 3}, {32, 1, 3, 3},  {16, 32, 1, 1}, {64, 16, 1, 1},
     {64, 1, 3, 3}, {16, 64, 1, 1}, {64, 1, 3, 3}};
 
-/* A chain that stays channels-last from the stem to the last layer,
- * which reads it and writes the NCHW output: y0 to y4 (y4's residual y2
- * with it). */
+/* A chain that stays off NCHW from the stem to the last layer, which
+ * reads it and writes the NCHW output: y0 to y4, y0 channel-blocked (a
+ * depthwise layer reads it), the others NHWC (y4's residual y2 with
+ * it). */
 static const char *chain_body =
     "  %y0: f32[1,32,10,10] = FusedConv(%x, %w0, %b0) {pads=[1,1,1,1], "
     "strides=[2,2], activation=\"relu6\"}\n"
@@ -384,16 +427,16 @@ static void test_plan_chain(void **state)
 {
     (void)state;
     const char *want[] = {
-        "nhwc:out %y0:",    "nhwc:in,out %y1:", "nhwc:in,out %y2:",
-        "nhwc:in,out %y3:", "nhwc:in,out %y4:", "nhwc:in %y5:"};
+        "b16:out %y0:",     "b16:in nhwc:out %y1:", "nhwc:in,out %y2:",
+        "nhwc:in,out %y3:", "nhwc:in,out %y4:",     "nhwc:in %y5:"};
     check_plan(chain_body, chain_w, 6, 1, 5, want, 6, NULL, 0);
 }
 
 static void test_plan_block(void **state)
 {
     (void)state;
-    const char *want[] = {"nhwc:out %y0:", "nhwc:in %y1:", "nhwc:out %y3:",
-                          "nhwc:in %y4:", "nhwc:in %y7:"};
+    const char *want[] = {"b16:out %y0:", "b16:in %y1:", "b16:out %y3:",
+                          "b16:in %y4:", "b16:in %y7:"};
     const char * not [] = {"nhwc:in %y2:", "nhwc:in %y5:", "nhwc:in,out"};
     check_plan(block_body, block_w, 7, 2, 2, want, 5, not, 3);
 }

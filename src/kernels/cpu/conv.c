@@ -17,6 +17,7 @@
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/entry.h"
 #include "kernels/cpu/winograd.h"
+#include "kernels/ref/fused.h"
 #include "kernels/ref/window.h"
 
 int sm_conv_geom_init(const sm_attrs *at, const int64_t *xd, int xr,
@@ -387,16 +388,24 @@ static unsigned conv_layouts(const sm_kernel_desc *d)
         return 0;
     if (is_depthwise(&g))
         return g.Mg == 1 && !g.has_r && sm_conv_dwc_wanted(&g)
-                   ? SM_NHWC_IN | SM_NHWC_OUT
+                   ? SM_NHWC_IN | SM_NHWC_OUT | (g.C % 16 ? 0 : SM_B16_IN)
                    : 0;
     if (g.G != 1 || !d->in[1].is_const || sm_wino_eligible(&g) || g.M % 16)
         return 0;
+    /* a channel-blocked output for a depthwise reader: no residual, and
+     * an epilogue the micro-kernel applies itself (gemm.h cblk) */
+    sm_gemm_epi e = sm_gemm_epi_none();
+    sm_cpu_epi_act(&d->attrs, &e);
+    int cheap = e.act == SM_ACT_NONE || e.act == SM_ACT_RELU ||
+                e.act == SM_ACT_RELU6 || e.act == SM_ACT_CLIP ||
+                e.act == SM_ACT_LEAKYRELU;
+    unsigned b16 = !g.has_r && cheap ? SM_B16_OUT : 0;
     if (sm_conv_pm_wanted(&g))
-        return SM_NHWC_OUT | (is_1x1(&g) ? SM_NHWC_IN : 0);
+        return SM_NHWC_OUT | b16 | (is_1x1(&g) ? SM_NHWC_IN : 0);
     /* a 1x1 layer with many positions runs position-major only for
      * channels-last operands; an NHWC input alone would cost a
      * transposition of the output that the channel-major product avoids */
-    return is_1x1(&g) ? SM_NHWC_IN | SM_NHWC_OUT | SM_NHWC_TIED : 0;
+    return is_1x1(&g) ? SM_NHWC_IN | SM_NHWC_OUT | b16 | SM_NHWC_TIED : 0;
 }
 
 SM_CPU_ENTRIES_PACKED(conv, 0, conv_supports, conv_prepack, sm_cpu_free_packed,

@@ -182,6 +182,19 @@ static void dwc_interleave(const dwc_job *J, int64_t n, int64_t m0, int64_t nb,
         memset(r, 0, head);
         memset(r + head + body, 0, row - head - body);
     }
+    if (g->nhwc & SM_B16_IN) { /* C == M: [C / 16][H][W][16] */
+        for (int64_t iy = iy0; iy < iy1; iy++) {
+            const float *s =
+                J->x + ((n * (g->C / 16) + m0 / 16) * g->H + iy) * g->W * 16 +
+                m0 % 16;
+            float *d = buf + ((iy + g->ph - Y0) * J->wp + x0) * vl;
+            if (vl == 16 && nb == 16)
+                memcpy(d, s, (size_t)(nx * 16) * sizeof *d); /* one run */
+            else
+                pixels_in(s, 16, nx, nb, vl, d);
+        }
+        return;
+    }
     if (g->nhwc & SM_NHWC_IN) { /* C == M: pixels of C floats */
         for (int64_t iy = iy0; iy < iy1; iy++)
             pixels_in(J->x + ((n * g->H + iy) * g->W) * g->C + m0, g->C, nx, nb,
@@ -300,11 +313,12 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "depthwise: vectors of %d floats are wider than %d", vl,
                       DWC_MAX_VL);
-    if (g->nhwc && (g->Mg != 1 || (g->has_r && g->r_sp)))
+    if (g->nhwc && (g->Mg != 1 || (g->has_r && g->r_sp) ||
+                    ((g->nhwc & SM_B16_IN) && g->C % 16)))
         return sm_err(ctx, SMELT_ERR_RUNTIME,
-                      "depthwise: channels-last operands need one output "
-                      "channel per input channel and no residual over the "
-                      "plane");
+                      "depthwise: channels-last or blocked operands need "
+                      "one output channel per input channel, no residual "
+                      "over the plane and whole blocks of 16 channels");
     void *own;
     J.ws =
         sm_cpu_scratch(ws, ws_bytes, sm_conv_dwc_workspace(g, threads), &own);

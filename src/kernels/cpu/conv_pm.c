@@ -22,7 +22,10 @@
  * output is C, written once with the epilogue fused into the
  * micro-kernel (the bias one value per column, the residual C's shape):
  * no transposition, no scratch C'. Any layer takes this path when its
- * output is to be NHWC (MobileNet's stem and 112 x 112 1x1 layers too).
+ * output is to be NHWC (MobileNet's 112 x 112 1x1 layers too). A
+ * channel-blocked output (SM_B16_OUT, for a depthwise layer to read a
+ * block's plane front to back) is the same product stored a block of
+ * 16 channels at a time (gemm.h cblk).
  */
 #include "kernels/cpu/conv.h"
 
@@ -54,7 +57,7 @@ int sm_conv_pm_wanted(const sm_conv_geom *g)
 /* Bytes of C' (none when the GEMM writes the NHWC output itself). */
 static size_t ct_size(const sm_conv_geom *g)
 {
-    if (g->nhwc & SM_NHWC_OUT)
+    if (g->nhwc & (SM_NHWC_OUT | SM_B16_OUT))
         return 0;
     return ALIGN64((size_t)(g->N * g->OH * g->OW * g->M) * sizeof(float));
 }
@@ -133,6 +136,10 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const float *res, const sm_gemm_epi *epi, float *y,
                             sm_threadpool *tp, void *ws, size_t ws_bytes)
 {
+    if ((g->nhwc & SM_B16_OUT) && res)
+        return sm_err(ctx, SMELT_ERR_RUNTIME,
+                      "position-major convolution: a channel-blocked output "
+                      "takes no residual");
     if ((g->nhwc & SM_NHWC_IN) && !pm_is_1x1(g))
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "position-major convolution: a channels-last input "
@@ -147,7 +154,7 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     size_t room = need - 64;
     int64_t P = g->OH * g->OW;
     size_t ct_bytes = ct_size(g);
-    int direct = (g->nhwc & SM_NHWC_OUT) != 0;
+    int direct = (g->nhwc & (SM_NHWC_OUT | SM_B16_OUT)) != 0;
     float *ct = direct ? y : (float *)base;
     sm_im2col ic = {g, x, ops->gather2};
     sm_gemm_args ga = {.M = P, .N = g->M, .K = g->K, .c = ct, .ldc = g->M};
@@ -157,6 +164,11 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         ga.epi.t[0] = (sm_epi_term){bias, 0, 1, 1.0f};
         ga.epi.t[1] = (sm_epi_term){res, g->M, 1, 1.0f};
         ga.stride[SM_GB_T1][0] = P * g->M;
+        if (g->nhwc & SM_B16_OUT) {
+            /* [M / 16][P][16]: a block's plane is P rows of 16 */
+            ga.ldc = 16;
+            ga.cblk = P * 16;
+        }
     }
     ga.pb = wb;
     if (g->nhwc & SM_NHWC_IN) {

@@ -102,10 +102,12 @@ typedef struct sm_cpu_ops {
     int mr, nr; /* register tile: mr rows x nr columns */
     /* C[mr x nr] (+)= A panel (kc x MR, MR floats per k) times B panel
      * (kc x NR): stores only the mr rows and nr columns of C (rows
-     * ldc apart); acc = 0 overwrites C, 1 adds to it. fe (or NULL): the
-     * tile's epilogue, applied in registers before the store. */
+     * ldc apart, vectors of a row cvs apart: VL, or a channel-blocked
+     * C's block stride); acc = 0 overwrites C, 1 adds to it. fe (or
+     * NULL): the tile's epilogue, applied in registers before the
+     * store. */
     void (*gemm_ukr)(int64_t kc, const float *a, const float *b, float *c,
-                     int64_t ldc, int mr, int nr, int acc,
+                     int64_t ldc, int64_t cvs, int mr, int nr, int acc,
                      const sm_ukr_epi *fe);
     /* The same for a full tile of MR rows whose A is read in place (the
      * depths SM_GEMM_ROWK accepts):
@@ -113,7 +115,8 @@ typedef struct sm_cpu_ops {
      * (C overwritten). Returns 0, doing nothing, for depths it has no
      * kernel for (it has 16, 24 and 32). */
     int (*gemm_ukr_rowk)(int64_t kd, const float *a, const float *b, float *c,
-                         int64_t ldc, int nr, const sm_ukr_epi *fe);
+                         int64_t ldc, int64_t cvs, int nr,
+                         const sm_ukr_epi *fe);
     /* Packs rows [i0, i0+m) x cols [k0, k0+kc) of A into ceil(m / MR)
      * panels of kc x MR floats (zero rows pad the last). */
     void (*gemm_pack_a)(const sm_matf *a, int64_t i0, int64_t m, int64_t k0,

@@ -204,6 +204,8 @@ typedef struct job {
     const sm_gemm_pack *shared_b; /* B packed once for all tasks, or NULL */
     const sm_gemm_pack *shared_a; /* likewise A */
     int a_in_place;      /* full tiles read A unpacked (a_in_place()) */
+    int64_t cvs;         /* between the vectors of a C row: VL, or with a
+                            channel-blocked C and 16-float vectors its cblk */
     size_t shared_bytes; /* front of ws taken by a shared B or A */
 } job;
 
@@ -301,7 +303,9 @@ static void run_rect(const job *J, int64_t b, int64_t m0, int64_t m1,
                     for (int64_t jr = 0; jr < nc; jr += nr) {
                         int cn = (int)(nc - jr < nr ? nc - jr : nr);
                         const float *bpp = bp + (jr / nr) * bstride;
-                        float *ct = C + (ic + ir) * g->ldc + jc + jr;
+                        int64_t j = jc + jr;
+                        float *ct = C + (ic + ir) * g->ldc +
+                                    (g->cblk ? j / 16 * g->cblk + j % 16 : j);
                         sm_ukr_epi fe, *fep = NULL;
                         if (last && J->epi && J->fuse_epi) {
                             ukr_epi_for(&e, ic + ir, jc + jr, &fe);
@@ -311,9 +315,9 @@ static void run_rect(const job *J, int64_t b, int64_t m0, int64_t m1,
                          * it never declines) */
                         if (!rowk ||
                             !ops->gemm_ukr_rowk(K, A.p + (ic + ir) * A.rs, bpp,
-                                                ct, g->ldc, cn, fep))
-                            ops->gemm_ukr(kc, at, bpp, ct, g->ldc, cm, cn,
-                                          pc > 0, fep);
+                                                ct, g->ldc, J->cvs, cn, fep))
+                            ops->gemm_ukr(kc, at, bpp, ct, g->ldc, J->cvs, cm,
+                                          cn, pc > 0, fep);
                         if (last && J->epi && !J->fuse_epi)
                             ops->epi_tile(&e, ct, g->ldc, ic + ir, jc + jr, cm,
                                           cn);
@@ -472,6 +476,12 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         return sm_err(ctx, SMELT_ERR_INVALID_ARG,
                       "gemm: a prepacked operand was packed for another ISA "
                       "or side");
+    if (g->cblk && (g->ldc != 16 || g->N % 16 || ops->vl > 16 || g->K == 0 ||
+                    !epi_fusable(&g->epi) || term_kind(&g->epi.t[0]) == 3 ||
+                    term_kind(&g->epi.t[1]) == 3))
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "gemm: a channel-blocked C takes rows of 16, a multiple "
+                      "of 16 columns and an epilogue without a full term");
     int64_t batch = 1;
     for (int d = 0; d < g->nbd; d++)
         batch *= g->bdims[d];
@@ -504,6 +514,7 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
              .fuse_epi = epi_fusable(&g->epi)};
     J.ws = (char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63);
     J.a_in_place = a_in_place(ops, g);
+    J.cvs = g->cblk && ops->vl >= 16 ? g->cblk : ops->vl;
     choose_split(&J, batch, threads);
     int64_t ntasks = batch * J.sm * J.sn;
     /* Tasks that split only the rows would each pack the same B: pack it

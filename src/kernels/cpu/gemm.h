@@ -96,6 +96,11 @@ typedef struct sm_gemm_args {
     const void *pack_a_user, *pack_b_user;
     float *c;
     int64_t ldc;
+    /* Channel-blocked C (0: row-major): columns in blocks of 16, block b
+     * at c + b * cblk, rows 16 floats apart inside it (ldc must be 16);
+     * N a multiple of 16, and only epilogues the micro-kernel applies
+     * itself, without a full residual. */
+    int64_t cblk;
     sm_gemm_epi epi; /* alpha 1, no terms, act 0: nothing to do */
     /* Batch: nbd dims of sizes bdims; stride[op][d] is how far operand op
      * moves (in floats; for PA / PB in packed matrices) per step of dim

@@ -83,7 +83,8 @@ VINL void ukr_epi(const int M, const int NV, V r[GEMM_MR][GEMM_NV],
  */
 VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
                    int64_t kc, const float *a, const float *b, float *c,
-                   int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)
+                   int64_t ldc, int64_t cvs, int nr, int acc,
+                   const sm_ukr_epi *fe)
 {
     V r[GEMM_MR][GEMM_NV];
 #pragma GCC unroll 16
@@ -121,9 +122,9 @@ VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
             for (int v = 0; v < NV; v++) {
                 int64_t n = nr - v * VL;
                 if (n >= VL)
-                    r[i][v] = v_add(v_load(ci + v * VL), r[i][v]);
+                    r[i][v] = v_add(v_load(ci + v * cvs), r[i][v]);
                 else if (n > 0)
-                    r[i][v] = v_add(v_loadn(ci + v * VL, n), r[i][v]);
+                    r[i][v] = v_add(v_loadn(ci + v * cvs, n), r[i][v]);
             }
         }
     }
@@ -135,7 +136,7 @@ VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
             float *ci = c + i * ldc;
 #pragma GCC unroll 8
             for (int v = 0; v < NV; v++)
-                v_store(ci + v * VL, r[i][v]);
+                v_store(ci + v * cvs, r[i][v]);
         }
         return;
     }
@@ -146,9 +147,9 @@ VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
         for (int v = 0; v < NV; v++) {
             int64_t n = nr - v * VL;
             if (n >= VL)
-                v_store(ci + v * VL, r[i][v]);
+                v_store(ci + v * cvs, r[i][v]);
             else if (n > 0)
-                v_storen(ci + v * VL, r[i][v], n);
+                v_storen(ci + v * cvs, r[i][v], n);
         }
     }
 }
@@ -160,19 +161,22 @@ VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
 #if GEMM_NV > 1
 #define UKR_DEF(M)                                                             \
     static void ukr_##M(int64_t kc, const float *a, const float *b, float *c,  \
-                        int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)    \
+                        int64_t ldc, int64_t cvs, int nr, int acc,             \
+                        const sm_ukr_epi *fe)                                  \
     {                                                                          \
         if (nr <= VL)                                                          \
-            ukr_body(M, 1, 1, GEMM_MR, kc, a, b, c, ldc, nr, acc, fe);         \
+            ukr_body(M, 1, 1, GEMM_MR, kc, a, b, c, ldc, cvs, nr, acc, fe);    \
         else                                                                   \
-            ukr_body(M, GEMM_NV, 1, GEMM_MR, kc, a, b, c, ldc, nr, acc, fe);   \
+            ukr_body(M, GEMM_NV, 1, GEMM_MR, kc, a, b, c, ldc, cvs, nr, acc,   \
+                     fe);                                                      \
     }
 #else
 #define UKR_DEF(M)                                                             \
     static void ukr_##M(int64_t kc, const float *a, const float *b, float *c,  \
-                        int64_t ldc, int nr, int acc, const sm_ukr_epi *fe)    \
+                        int64_t ldc, int64_t cvs, int nr, int acc,             \
+                        const sm_ukr_epi *fe)                                  \
     {                                                                          \
-        ukr_body(M, GEMM_NV, 1, GEMM_MR, kc, a, b, c, ldc, nr, acc, fe);       \
+        ukr_body(M, GEMM_NV, 1, GEMM_MR, kc, a, b, c, ldc, cvs, nr, acc, fe);  \
     }
 #endif
 UKR_DEF(1)
@@ -200,7 +204,7 @@ UKR_DEF(14)
 #endif
 
 typedef void (*ukr_fn)(int64_t, const float *, const float *, float *, int64_t,
-                       int, int, const sm_ukr_epi *);
+                       int64_t, int, int, const sm_ukr_epi *);
 
 /* Full tiles of GEMM_MR rows with A read in place: rows of exactly KD
  * floats, row-major (a channels-last 1x1 input of KD channels), so every
@@ -209,12 +213,14 @@ typedef void (*ukr_fn)(int64_t, const float *, const float *, float *, int64_t,
  * took 40% of the micro-kernel's time). */
 #define UKRD_DEF(KD)                                                           \
     static void ukrd_##KD(const float *a, const float *b, float *c,            \
-                          int64_t ldc, int nr, const sm_ukr_epi *fe)           \
+                          int64_t ldc, int64_t cvs, int nr,                    \
+                          const sm_ukr_epi *fe)                                \
     {                                                                          \
         if (GEMM_NV > 1 && nr <= VL)                                           \
-            ukr_body(GEMM_MR, 1, KD, 1, KD, a, b, c, ldc, nr, 0, fe);          \
+            ukr_body(GEMM_MR, 1, KD, 1, KD, a, b, c, ldc, cvs, nr, 0, fe);     \
         else                                                                   \
-            ukr_body(GEMM_MR, GEMM_NV, KD, 1, KD, a, b, c, ldc, nr, 0, fe);    \
+            ukr_body(GEMM_MR, GEMM_NV, KD, 1, KD, a, b, c, ldc, cvs, nr, 0,    \
+                     fe);                                                      \
     }
 UKRD_DEF(16)
 UKRD_DEF(24)
@@ -228,24 +234,25 @@ UKRD_DEF(384)
 /* The in-place kernel for depth kd, 0 when there is none (kd not one of
  * SM_GEMM_ROWK's): a tile of GEMM_MR rows at a (rows kd apart). */
 static int gemm_ukr_rowk(int64_t kd, const float *a, const float *b, float *c,
-                         int64_t ldc, int nr, const sm_ukr_epi *fe)
+                         int64_t ldc, int64_t cvs, int nr, const sm_ukr_epi *fe)
 {
     switch (kd) {
-    case 16: ukrd_16(a, b, c, ldc, nr, fe); return 1;
-    case 24: ukrd_24(a, b, c, ldc, nr, fe); return 1;
-    case 32: ukrd_32(a, b, c, ldc, nr, fe); return 1;
-    case 64: ukrd_64(a, b, c, ldc, nr, fe); return 1;
-    case 96: ukrd_96(a, b, c, ldc, nr, fe); return 1;
-    case 144: ukrd_144(a, b, c, ldc, nr, fe); return 1;
-    case 192: ukrd_192(a, b, c, ldc, nr, fe); return 1;
-    case 384: ukrd_384(a, b, c, ldc, nr, fe); return 1;
+    case 16: ukrd_16(a, b, c, ldc, cvs, nr, fe); return 1;
+    case 24: ukrd_24(a, b, c, ldc, cvs, nr, fe); return 1;
+    case 32: ukrd_32(a, b, c, ldc, cvs, nr, fe); return 1;
+    case 64: ukrd_64(a, b, c, ldc, cvs, nr, fe); return 1;
+    case 96: ukrd_96(a, b, c, ldc, cvs, nr, fe); return 1;
+    case 144: ukrd_144(a, b, c, ldc, cvs, nr, fe); return 1;
+    case 192: ukrd_192(a, b, c, ldc, cvs, nr, fe); return 1;
+    case 384: ukrd_384(a, b, c, ldc, cvs, nr, fe); return 1;
     default: return 0;
     }
 }
 
 /* The micro-kernel for mr rows: one compiled kernel per row count. */
 static void gemm_ukr(int64_t kc, const float *a, const float *b, float *c,
-                     int64_t ldc, int mr, int nr, int acc, const sm_ukr_epi *fe)
+                     int64_t ldc, int64_t cvs, int mr, int nr, int acc,
+                     const sm_ukr_epi *fe)
 {
     static const ukr_fn tab[GEMM_MR + 1] = {
         NULL,
@@ -270,7 +277,7 @@ static void gemm_ukr(int64_t kc, const float *a, const float *b, float *c,
         ukr_14,
 #endif
     };
-    tab[mr](kc, a, b, c, ldc, nr, acc, fe);
+    tab[mr](kc, a, b, c, ldc, cvs, nr, acc, fe);
 }
 
 /*
