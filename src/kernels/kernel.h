@@ -58,7 +58,7 @@ typedef struct sm_kargs {
      * reference kernels. */
     void *workspace;
     size_t workspace_bytes;
-    unsigned nhwc; /* SM_NHWC_* bits; 0 for reference kernels */
+    unsigned nhwc; /* SM_NHWC_* / SM_B16_* bits; 0 for reference kernels */
 } sm_kargs;
 
 typedef smelt_status (*sm_kernel_fn)(const sm_kargs *a);

@@ -1,6 +1,6 @@
 /*
  * layout.c - the channels-last hand-off: which of the plan's values live
- * in memory as NHWC rather than NCHW.
+ * in memory as NHWC (or in channel blocks) rather than NCHW.
  *
  * The graph, the reference kernels and the caller only ever see NCHW
  * (docs/FUSION.md: layout is advice). But a chain of convolutions that
@@ -22,15 +22,16 @@
  * The residual rule ties two values together, and so does a kernel
  * that allows an NHWC input only with an NHWC output (SM_NHWC_TIED), so
  * the choice shrinks to a fixed point: a step whose residual and output
- * disagree makes both NCHW, a tied step whose output is NCHW its input. Steps then learn their bits (st->nhwc) and resize their
- * workspace for them; prepack runs afterwards and sees them too.
+ * disagree makes both NCHW, a tied step whose output is NCHW its input.
+ * Steps then learn their bits (st->nhwc) and resize their workspace for
+ * them; prepack runs afterwards and sees them too.
  */
 #include <string.h>
 
 #include "core/alloc.h"
 #include "plan/plan.h"
 
-/* What step st's kernel allows channels-last, as SM_NHWC_* bits. */
+/* What step st's kernel allows, as SM_NHWC_* / SM_B16_* bits. */
 static unsigned allowed(const sm_plan *p, const sm_step *st)
 {
     if (st->kind != SM_STEP_KERNEL || !st->k->layouts)
@@ -61,7 +62,8 @@ enum { F_NHWC = 1, F_B16 = 2 };
 static unsigned formats(unsigned can, int out)
 {
     if (out)
-        return (can & SM_NHWC_OUT ? F_NHWC : 0) | (can & SM_B16_OUT ? F_B16 : 0);
+        return (can & SM_NHWC_OUT ? F_NHWC : 0) |
+               (can & SM_B16_OUT ? F_B16 : 0);
     return (can & SM_NHWC_IN ? F_NHWC : 0) | (can & SM_B16_IN ? F_B16 : 0);
 }
 

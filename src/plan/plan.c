@@ -320,8 +320,9 @@ static const char *slot_where(const sm_slot *s, char *buf, size_t size)
 static void layout_str(sm_strbuf *b, unsigned bits)
 {
     const char *in = bits & SM_NHWC_IN ? "nhwc" : bits & SM_B16_IN ? "b16" : 0;
-    const char *out =
-        bits & SM_NHWC_OUT ? "nhwc" : bits & SM_B16_OUT ? "b16" : 0;
+    const char *out = bits & SM_NHWC_OUT  ? "nhwc"
+                      : bits & SM_B16_OUT ? "b16"
+                                          : 0;
     if (in && out && !strcmp(in, out))
         sm_strbuf_appendf(b, " %s:in,out", in);
     else {

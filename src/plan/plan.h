@@ -74,7 +74,7 @@ typedef struct sm_step {
     size_t ws_bytes;
     sm_out_hint *hints; /* CONTROL: declared output types */
     sm_cost cost;
-    unsigned nhwc; /* KERNEL: SM_NHWC_* operands held channels-last */
+    unsigned nhwc; /* KERNEL: SM_NHWC_* / SM_B16_* operand formats */
 } sm_step;
 
 struct smelt_session;

@@ -19,8 +19,9 @@ typedef struct sm_conv_geom {
      * image, per channel and per output position (0 or 1). */
     int has_r;
     int64_t r_sn, r_sm, r_sp;
-    /* SM_NHWC_* (kernel.h): X, or Y and R, channels-last. R is then
-     * Y's shape (plan/layout.c), and only the depthwise (dwc) and
+    /* SM_NHWC_* / SM_B16_* (kernel.h): X, or Y and R, channels-last
+     * (or X of a depthwise layer, Y without R, channel-blocked). R is
+     * then Y's shape (plan/layout.c), and only the depthwise (dwc) and
      * position-major paths run. */
     unsigned nhwc;
 } sm_conv_geom;

@@ -70,7 +70,7 @@ typedef struct sm_kernel_desc {
     const sm_kernel_operand *in;  /* n_in entries */
     const sm_kernel_operand *out; /* n_out entries */
     int n_threads;                /* threads of the plan (>= 1) */
-    unsigned nhwc; /* SM_NHWC_* (kernel.h): channels-last operands */
+    unsigned nhwc; /* SM_NHWC_* / SM_B16_* (kernel.h): operand formats */
 } sm_kernel_desc;
 
 /* Entry flags. */
@@ -92,11 +92,11 @@ typedef struct sm_cpu_kernel {
     /* Optional: scratch bytes run() needs with n_threads threads. */
     size_t (*workspace)(const sm_kernel_desc *d, int n_threads);
     smelt_status (*run)(const sm_kargs *a, void *packed, sm_threadpool *tp);
-    /* Optional: the SM_NHWC_* bits (kernel.h) of the operands it can read
-     * or write channels-last for d (d->nhwc 0). The plan passes a value
-     * channels-last only between kernels that both allow it; prepack,
-     * workspace and run then see the chosen bits in d->nhwc / a->nhwc.
-     * NULL: NCHW only. */
+    /* Optional: the SM_NHWC_* / SM_B16_* bits (kernel.h) of the operands
+     * it can read or write channels-last or channel-blocked for d
+     * (d->nhwc 0). The plan passes a value so only between kernels that
+     * both allow it; prepack, workspace and run then see the chosen bits
+     * in d->nhwc / a->nhwc. NULL: NCHW only. */
     unsigned (*layouts)(const sm_kernel_desc *d);
 } sm_cpu_kernel;
 
