@@ -136,7 +136,8 @@ static void test_depthwise_nhwc(void **state)
     struct {
         int64_t n, c, h, w, s;
     } cs[] = {{1, 16, 14, 14, 1}, {2, 5, 9, 11, 2}, {1, 40, 13, 7, 1},
-              {1, 24, 28, 28, 2}, {1, 96, 7, 7, 1}, {2, 33, 6, 10, 2}};
+              {1, 24, 28, 28, 2}, {1, 96, 7, 7, 1}, {2, 33, 6, 10, 2},
+              {2, 32, 11, 9, 2}};
     for (size_t i = 0; i < N_OF(cs); i++) {
         int64_t c = cs[i].c, s = cs[i].s;
         sm_attr al[4] = {A_INTS("pads", 1, 1, 1, 1), A_INTS("strides", s, s),
@@ -168,11 +169,8 @@ static void test_pointwise_nhwc(void **state)
     struct {
         int64_t n, c, h, m;
         int res;
-    } cs[] = {{1, 32, 14, 16, 0},
-              {2, 24, 9, 48, 1},
-              {1, 16, 28, 144, 0},
-              {1, 96, 7, 32, 1},
-              {1, 7, 5, 64, 1}};
+    } cs[] = {{1, 32, 14, 16, 0}, {2, 24, 9, 48, 1}, {1, 16, 28, 144, 0},
+              {1, 96, 7, 32, 1},  {1, 7, 5, 64, 1},  {2, 16, 6, 32, 0}};
     for (size_t i = 0; i < N_OF(cs); i++) {
         int64_t n = cs[i].n, h = cs[i].h, m = cs[i].m;
         sm_attr al[1] = {A_STR("activation", i & 1 ? "relu6" : "none")};
