@@ -9,37 +9,25 @@
  * weights are mostly such matrices would otherwise hold them twice for as
  * long as the plan lives. A constant's bytes are freed (the tensor keeps
  * its shape, its data becomes NULL) when every step that reads it is a
- * kernel of `packs_weight` that read it as input 1 and returned a packed
- * blob, and nothing else (another input position, a reference or control
- * step, a sub-block, a view, a graph output) reads it. The count of
- * pending packing readers reaches zero at the last of them, so a weight
- * is freed right after its last packed form is made and the peak while
- * compiling holds one weight twice at most.
+ * kernel flagged SM_CPU_KERNEL_PACKED_W that read it as input 1 and
+ * returned a packed blob, and nothing else (another input position, a
+ * reference or control step, a sub-block, a view, a graph output) reads
+ * it. The count of pending packing readers reaches zero at the last of
+ * them, so a weight is freed right after its last packed form is made
+ * and the peak while compiling holds one weight twice at most.
  */
 #include <string.h>
 
 #include "core/alloc.h"
 #include "plan/plan.h"
 
-/* Kernels whose run() reads input 1 from its packed blob only, whenever
- * prepack() made one: matmul.c (B, for MatMul, Gemm and FusedGemm) and
- * conv.c (the weights, for Conv and FusedConv). A plan compiled for one
- * set of shapes always finds its blob usable. This is a property of the
- * kernels; it belongs in the registry as an entry flag, and lives here
- * until the registry has one. */
-static const sm_cpu_kernel *const packs_weight[] = {
-    &sm_cpu_matmul_avx512, &sm_cpu_matmul_avx2, &sm_cpu_matmul_scalar,
-    &sm_cpu_conv_avx512,   &sm_cpu_conv_avx2,   &sm_cpu_conv_scalar};
-
-/* Whether step st, once prepacked, does not read input i's bytes. */
+/* Whether step st, once prepacked, does not read input i's bytes: its
+ * kernel reads the weights (input 1) from its packed blob only
+ * (SM_CPU_KERNEL_PACKED_W: matmul.c's B, conv.c's weights). */
 static int packs_input(const sm_step *st, int i)
 {
-    if (st->kind != SM_STEP_KERNEL || i != 1)
-        return 0;
-    for (size_t k = 0; k < sizeof packs_weight / sizeof *packs_weight; k++)
-        if (st->k == packs_weight[k])
-            return 1;
-    return 0;
+    return st->kind == SM_STEP_KERNEL && i == 1 &&
+           (st->k->flags & SM_CPU_KERNEL_PACKED_W);
 }
 
 /* Marks a slot read by something other than a packed form. */

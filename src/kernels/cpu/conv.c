@@ -408,5 +408,6 @@ static unsigned conv_layouts(const sm_kernel_desc *d)
     return is_1x1(&g) ? SM_NHWC_IN | SM_NHWC_OUT | b16 | SM_NHWC_TIED : 0;
 }
 
-SM_CPU_ENTRIES_PACKED(conv, 0, conv_supports, conv_prepack, sm_cpu_free_packed,
-                      conv_workspace, conv_run, conv_layouts)
+SM_CPU_ENTRIES_PACKED(conv, SM_CPU_KERNEL_PACKED_W, conv_supports, conv_prepack,
+                      sm_cpu_free_packed, conv_workspace, conv_run,
+                      conv_layouts)

@@ -231,5 +231,5 @@ static smelt_status mm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     return sm_gemm_f32(a->ctx, ops, &ga, tp, a->workspace, a->workspace_bytes);
 }
 
-SM_CPU_ENTRIES_PACKED(matmul, 0, mm_supports, mm_prepack, sm_cpu_free_packed,
-                      mm_workspace, mm_run, NULL)
+SM_CPU_ENTRIES_PACKED(matmul, SM_CPU_KERNEL_PACKED_W, mm_supports, mm_prepack,
+                      sm_cpu_free_packed, mm_workspace, mm_run, NULL)

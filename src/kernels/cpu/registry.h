@@ -75,6 +75,10 @@ typedef struct sm_kernel_desc {
 
 /* Entry flags. */
 #define SM_CPU_KERNEL_INPLACE 1u /* output 0 may alias an input */
+/* run() reads input 1 (the weights) only from the blob prepack() made,
+ * whenever it made one: the plan may then free the weight's own bytes
+ * (plan/pack.c) */
+#define SM_CPU_KERNEL_PACKED_W 2u
 
 typedef struct sm_cpu_kernel {
     const char *name; /* "gemm_f32_avx512": shown by stats and profiler */
