@@ -159,6 +159,7 @@ int cli_run(int argc, char **argv)
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = NULL;
     smelt_tensor_t *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
+    char *names[MAX_IO] = {0};
     int rc = cli_load_graph(ctx, file, 1, &g);
     int n_in = g ? smelt_graph_num_inputs(g) : 0;
     int n_out = g ? smelt_graph_num_outputs(g) : 0;
@@ -177,8 +178,20 @@ int cli_run(int argc, char **argv)
     } else if (!rc) {
         po.o.inputs = inputs;
         po.o.n_inputs = n_in;
-        if (smelt_plan_compile(ctx, g, &po.o, &plan) != SMELT_OK)
+        /* the plan takes the graph (its weights are then held once):
+         * keep the output names first */
+        for (int i = 0; i < n_out && !rc; i++)
+            if (!(names[i] = strdup(smelt_graph_output_name(g, i)))) {
+                fprintf(stderr, "smelt run: out of memory\n");
+                rc = 1;
+            }
+        smelt_graph_t *taken = g;
+        g = NULL;
+        if (!rc &&
+            smelt_plan_compile_take(ctx, taken, &po.o, &plan) != SMELT_OK)
             rc = cli_fail(ctx, file);
+        else if (rc)
+            smelt_graph_free(taken);
         tc = now_ms();
         if (!rc &&
             smelt_plan_run(ctx, plan, inputs, n_in, outputs, n_out) != SMELT_OK)
@@ -190,7 +203,7 @@ int cli_run(int argc, char **argv)
         rc = 1;
     }
     for (int i = 0; !rc && i < n_out; i++) {
-        const char *name = smelt_graph_output_name(g, i);
+        const char *name = g ? smelt_graph_output_name(g, i) : names[i];
         print_tensor(name, outputs[i]);
         if (outdir) {
             char path[4096];
@@ -212,6 +225,7 @@ int cli_run(int argc, char **argv)
     for (int i = 0; i < MAX_IO; i++) {
         smelt_tensor_free(inputs[i]);
         smelt_tensor_free(outputs[i]);
+        free(names[i]);
     }
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
