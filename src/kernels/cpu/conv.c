@@ -17,8 +17,13 @@
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/entry.h"
 #include "kernels/cpu/winograd.h"
-#include "kernels/ref/fused.h"
 #include "kernels/ref/window.h"
+
+int sm_conv_is_1x1(const sm_conv_geom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+           g->pw == 0 && g->OH == g->H && g->OW == g->W;
+}
 
 int sm_conv_geom_init(const sm_attrs *at, const int64_t *xd, int xr,
                       const int64_t *wd, int wr, const int64_t *rd, int rr,
@@ -197,12 +202,6 @@ void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
 
 #pragma GCC pop_options
 
-static int is_1x1(const sm_conv_geom *g)
-{
-    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-           g->pw == 0 && g->OH == g->H && g->OW == g->W;
-}
-
 static int is_depthwise(const sm_conv_geom *g)
 {
     return g->Cg == 1 && g->G > 1 && g->kh * g->kw <= SM_CONV_DW_MAX_TAPS;
@@ -355,7 +354,7 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         ga.pa = pa;
     ga.a = (sm_matf){w, g.K, 1};
     sm_im2col ic = {&g, x, ops->gather2};
-    if (is_1x1(&g)) {
+    if (sm_conv_is_1x1(&g)) {
         ga.b = (sm_matf){x, ohw, 1};
     } else {
         ga.pack_b = sm_conv_im2col_pack;
@@ -396,16 +395,14 @@ static unsigned conv_layouts(const sm_kernel_desc *d)
      * an epilogue the micro-kernel applies itself (gemm.h cblk) */
     sm_gemm_epi e = sm_gemm_epi_none();
     sm_cpu_epi_act(&d->attrs, &e);
-    int cheap = e.act == SM_ACT_NONE || e.act == SM_ACT_RELU ||
-                e.act == SM_ACT_RELU6 || e.act == SM_ACT_CLIP ||
-                e.act == SM_ACT_LEAKYRELU;
-    unsigned b16 = !g.has_r && cheap ? SM_B16_OUT : 0;
+    unsigned b16 = !g.has_r && sm_gemm_act_fusable(e.act) ? SM_B16_OUT : 0;
     if (sm_conv_pm_wanted(&g))
-        return SM_NHWC_OUT | b16 | (is_1x1(&g) ? SM_NHWC_IN : 0);
+        return SM_NHWC_OUT | b16 | (sm_conv_is_1x1(&g) ? SM_NHWC_IN : 0);
     /* a 1x1 layer with many positions runs position-major only for
      * channels-last operands; an NHWC input alone would cost a
      * transposition of the output that the channel-major product avoids */
-    return is_1x1(&g) ? SM_NHWC_IN | SM_NHWC_OUT | b16 | SM_NHWC_TIED : 0;
+    return sm_conv_is_1x1(&g) ? SM_NHWC_IN | SM_NHWC_OUT | b16 | SM_NHWC_TIED
+                              : 0;
 }
 
 SM_CPU_ENTRIES_PACKED(conv, SM_CPU_KERNEL_PACKED_W, conv_supports, conv_prepack,

@@ -33,6 +33,9 @@ int sm_conv_geom_init(const sm_attrs *at, const int64_t *xd, int xr,
                       const int64_t *wd, int wr, const int64_t *rd, int rr,
                       const int64_t *yd, int yr, sm_conv_geom *g);
 
+/* 1x1, stride 1, no padding: the input is the GEMM operand itself. */
+int sm_conv_is_1x1(const sm_conv_geom *g);
+
 /* The fused epilogue of image n and output channel block starting at
  * channel m0 (bias term 0 per row, residual term 1). */
 void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,

@@ -62,12 +62,6 @@ static size_t ct_size(const sm_conv_geom *g)
     return ALIGN64((size_t)(g->N * g->OH * g->OW * g->M) * sizeof(float));
 }
 
-static int pm_is_1x1(const sm_conv_geom *g)
-{
-    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-           g->pw == 0 && g->OH * g->OW == g->H * g->W;
-}
-
 size_t sm_conv_pm_workspace(const sm_conv_geom *g, int n_threads)
 {
     int64_t P = g->OH * g->OW;
@@ -140,7 +134,7 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "position-major convolution: a channel-blocked output "
                       "takes no residual");
-    if ((g->nhwc & SM_NHWC_IN) && !pm_is_1x1(g))
+    if ((g->nhwc & SM_NHWC_IN) && !sm_conv_is_1x1(g))
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "position-major convolution: a channels-last input "
                       "needs a 1x1 layer");
@@ -173,7 +167,7 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     ga.pb = wb;
     if (g->nhwc & SM_NHWC_IN) {
         ga.a = (sm_matf){x, g->C, 1}; /* NHWC: row-major [P, C] */
-    } else if (pm_is_1x1(g)) {
+    } else if (sm_conv_is_1x1(g)) {
         ga.a = (sm_matf){x, 1, P}; /* X^T of a 1x1: column-major */
     } else {
         ga.pack_a = sm_conv_im2col_pack;

@@ -109,14 +109,12 @@ typedef struct sm_cpu_ops {
     void (*gemm_ukr)(int64_t kc, const float *a, const float *b, float *c,
                      int64_t ldc, int64_t cvs, int mr, int nr, int acc,
                      const sm_ukr_epi *fe);
-    /* The same for a full tile of MR rows whose A is read in place (the
-     * depths SM_GEMM_ROWK accepts):
+    /* The same for a full tile of MR rows whose A is read in place:
      * row-major rows of exactly kd floats at a, for the whole depth kd
-     * (C overwritten). Returns 0, doing nothing, for depths it has no
-     * kernel for (it has 16, 24 and 32). */
-    int (*gemm_ukr_rowk)(int64_t kd, const float *a, const float *b, float *c,
-                         int64_t ldc, int64_t cvs, int nr,
-                         const sm_ukr_epi *fe);
+     * (C overwritten); kd one of SM_GEMM_ROWK's. */
+    void (*gemm_ukr_rowk)(int64_t kd, const float *a, const float *b, float *c,
+                          int64_t ldc, int64_t cvs, int nr,
+                          const sm_ukr_epi *fe);
     /* Packs rows [i0, i0+m) x cols [k0, k0+kc) of A into ceil(m / MR)
      * panels of kc x MR floats (zero rows pad the last). */
     void (*gemm_pack_a)(const sm_matf *a, int64_t i0, int64_t m, int64_t k0,

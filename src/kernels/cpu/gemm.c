@@ -59,14 +59,17 @@ static int term_kind(const sm_epi_term *t)
 
 /* Whether the micro-kernel can apply e itself: no alpha, a cheap
  * activation, and terms of distinct kinds it knows. */
+int sm_gemm_act_fusable(int act)
+{
+    return act == SM_ACT_NONE || act == SM_ACT_RELU || act == SM_ACT_RELU6 ||
+           act == SM_ACT_CLIP || act == SM_ACT_LEAKYRELU;
+}
+
 static int epi_fusable(const sm_gemm_epi *e)
 {
     int k0 = term_kind(&e->t[0]), k1 = term_kind(&e->t[1]);
-    int act_ok = e->act == SM_ACT_NONE || e->act == SM_ACT_RELU ||
-                 e->act == SM_ACT_RELU6 || e->act == SM_ACT_CLIP ||
-                 e->act == SM_ACT_LEAKYRELU;
-    return e->alpha == 1.0f && act_ok && k0 >= 0 && k1 >= 0 &&
-           (k0 == 0 || k0 != k1);
+    return e->alpha == 1.0f && sm_gemm_act_fusable(e->act) && k0 >= 0 &&
+           k1 >= 0 && (k0 == 0 || k0 != k1);
 }
 
 /* e (offset for its batch element) as the fused epilogue of the tile at
@@ -311,11 +314,10 @@ static void run_rect(const job *J, int64_t b, int64_t m0, int64_t m1,
                             ukr_epi_for(&e, ic + ir, jc + jr, &fe);
                             fep = &fe;
                         }
-                        /* (rowk: the depth is one gemm_ukr_rowk has, so
-                         * it never declines) */
-                        if (!rowk ||
-                            !ops->gemm_ukr_rowk(K, A.p + (ic + ir) * A.rs, bpp,
-                                                ct, g->ldc, J->cvs, cn, fep))
+                        if (rowk)
+                            ops->gemm_ukr_rowk(K, A.p + (ic + ir) * A.rs, bpp,
+                                               ct, g->ldc, J->cvs, cn, fep);
+                        else
                             ops->gemm_ukr(kc, at, bpp, ct, g->ldc, J->cvs, cm,
                                           cn, pc > 0, fep);
                         if (last && J->epi && !J->fuse_epi)

@@ -110,6 +110,10 @@ typedef struct sm_gemm_args {
     int64_t stride[SM_GB_COUNT][SMELT_MAX_DIMS];
 } sm_gemm_args;
 
+/* Whether the micro-kernel applies activation act (an sm_act_kind)
+ * itself: none, relu, relu6, clip, leakyrelu. */
+int sm_gemm_act_fusable(int act);
+
 /* An epilogue that does nothing. */
 sm_gemm_epi sm_gemm_epi_none(void);
 

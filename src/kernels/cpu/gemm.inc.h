@@ -231,21 +231,22 @@ UKRD_DEF(144)
 UKRD_DEF(192)
 UKRD_DEF(384)
 
-/* The in-place kernel for depth kd, 0 when there is none (kd not one of
- * SM_GEMM_ROWK's): a tile of GEMM_MR rows at a (rows kd apart). */
-static int gemm_ukr_rowk(int64_t kd, const float *a, const float *b, float *c,
-                         int64_t ldc, int64_t cvs, int nr, const sm_ukr_epi *fe)
+/* The in-place kernel for depth kd (one of SM_GEMM_ROWK's): a tile of
+ * GEMM_MR rows at a (rows kd apart). */
+static void gemm_ukr_rowk(int64_t kd, const float *a, const float *b, float *c,
+                          int64_t ldc, int64_t cvs, int nr,
+                          const sm_ukr_epi *fe)
 {
     switch (kd) {
-    case 16: ukrd_16(a, b, c, ldc, cvs, nr, fe); return 1;
-    case 24: ukrd_24(a, b, c, ldc, cvs, nr, fe); return 1;
-    case 32: ukrd_32(a, b, c, ldc, cvs, nr, fe); return 1;
-    case 64: ukrd_64(a, b, c, ldc, cvs, nr, fe); return 1;
-    case 96: ukrd_96(a, b, c, ldc, cvs, nr, fe); return 1;
-    case 144: ukrd_144(a, b, c, ldc, cvs, nr, fe); return 1;
-    case 192: ukrd_192(a, b, c, ldc, cvs, nr, fe); return 1;
-    case 384: ukrd_384(a, b, c, ldc, cvs, nr, fe); return 1;
-    default: return 0;
+    case 16: ukrd_16(a, b, c, ldc, cvs, nr, fe); return;
+    case 24: ukrd_24(a, b, c, ldc, cvs, nr, fe); return;
+    case 32: ukrd_32(a, b, c, ldc, cvs, nr, fe); return;
+    case 64: ukrd_64(a, b, c, ldc, cvs, nr, fe); return;
+    case 96: ukrd_96(a, b, c, ldc, cvs, nr, fe); return;
+    case 144: ukrd_144(a, b, c, ldc, cvs, nr, fe); return;
+    case 192: ukrd_192(a, b, c, ldc, cvs, nr, fe); return;
+    case 384: ukrd_384(a, b, c, ldc, cvs, nr, fe); return;
+    default: break;
     }
 }
 
