@@ -157,6 +157,37 @@ static void test_depthwise_nhwc(void **state)
     }
 }
 
+/* Depthwise layers on channel-blocked input read it in place, except
+ * for the outputs whose taps reach into the padding: planes tall enough
+ * for several bands, kernels of 3 and 5 taps, dilation, asymmetric and
+ * zero padding, and planes whose interior is empty or too small to take
+ * that path. */
+static void test_depthwise_b16_in_place(void **state)
+{
+    (void)state;
+    struct {
+        int64_t c, h, w, k, s, d, pt, pl, pb, pr;
+    } cs[] = {
+        {16, 48, 45, 3, 1, 1, 1, 1, 1, 1},   {32, 30, 33, 5, 2, 1, 2, 1, 1, 2},
+        {16, 40, 40, 3, 1, 2, 2, 2, 2, 2},   {16, 12, 12, 3, 1, 1, 0, 0, 0, 0},
+        {32, 5, 5, 5, 1, 1, 0, 0, 0, 0},     {16, 9, 2, 3, 1, 1, 1, 1, 1, 1},
+        {16, 112, 112, 3, 2, 1, 1, 1, 1, 1}, {48, 7, 7, 3, 1, 1, 1, 1, 1, 1}};
+    for (size_t i = 0; i < N_OF(cs); i++) {
+        int64_t c = cs[i].c, k = cs[i].k, s = cs[i].s, d = cs[i].d;
+        sm_attr al[5] = {A_INTS("pads", cs[i].pt, cs[i].pl, cs[i].pb, cs[i].pr),
+                         A_INTS("strides", s, s), A_INTS("dilations", d, d),
+                         A_INT("group", c),
+                         A_STR("activation", i & 1 ? "relu6" : "none")};
+        sm_tensor *in[4] = {ck_rand(4, D(1, c, cs[i].h, cs[i].w), 1),
+                            ck_rand(4, D(c, 1, k, k), 2), ck_rand(1, D(c), 3),
+                            NULL};
+        check_nhwc(in, al, 5, SM_B16_IN, 4e-5);
+        check_nhwc(in, al, 5, SM_B16_IN | SM_NHWC_OUT, 4e-5);
+        for (int j = 0; j < 3; j++)
+            sm_tensor_free(in[j]);
+    }
+}
+
 /* Single-group layers through the position-major product: 1x1 with
  * channels-last input and/or output, a full residual, channel counts of
  * one vector (16) and off the panel width (48, 144), a channel-blocked
@@ -443,6 +474,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_depthwise_nhwc),
+        cmocka_unit_test(test_depthwise_b16_in_place),
         cmocka_unit_test(test_pointwise_nhwc),
         cmocka_unit_test(test_layouts_allowed),
         cmocka_unit_test(test_plan_chain),

@@ -169,15 +169,17 @@ typedef struct sm_cpu_ops {
                    float *y, int64_t n, float bias, int act, float act_a,
                    float act_b);
     /* A block of vl channels of a depthwise convolution on channel-
-     * interleaved, padded input in (rows Wp pixels apart, vl floats a
-     * pixel): out[(oy * OW + ox) * os + l] = act(bias[l] + sum over taps
-     * t of wt[t * vl + l] * in[((oy * sh) * Wp + ox * sw) * vl + off[t]
-     * + l]) (conv_dwc.c); os is vl, or the channel count of an NHWC
-     * output. */
-    void (*dw_cblock)(const float *in, int64_t Wp, int64_t sh, int64_t sw,
-                      const float *wt, const int64_t *off, int ntaps,
-                      const float *bias, int act, float act_a, float act_b,
-                      int64_t OH, int64_t OW, float *out, int64_t os);
+     * interleaved input in (rows pitch floats apart, pixels ps floats
+     * apart: vl in a padded scratch buffer, 16 in a channel-blocked
+     * tensor read in place): out[oy * ors + ox * os + l] = act(bias[l] +
+     * sum over taps t of wt[t * vl + l] * in[oy * sh * pitch + ox * sw *
+     * ps + off[t] + l]) (conv_dwc.c); os is vl, or the channel count of
+     * an NHWC output. */
+    void (*dw_cblock)(const float *in, int64_t pitch, int64_t ps, int64_t sh,
+                      int64_t sw, const float *wt, const int64_t *off,
+                      int ntaps, const float *bias, int act, float act_a,
+                      float act_b, int64_t OH, int64_t OW, float *out,
+                      int64_t os, int64_t ors);
     /* y[m][i] = act(b[m] + sum over t < nt of w[t * 8 + m] * taps[t][i])
      * for 8 output channels m and i < n: one output row of a direct
      * convolution with few input channels (conv_direct.c). The taps are

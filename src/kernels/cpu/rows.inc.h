@@ -356,15 +356,17 @@ VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
 
 /* One block of VL channels of a depthwise convolution on channel-
  * interleaved data (conv_dwc.c): for the OH x OW outputs,
- * out[p * os + l] = act(bias[l] + sum over t of wt[t * VL + l] *
- * in[q(p) + off[t] + l]), q(oy, ox) = (oy * sh * Wp + ox * sw) * VL.
- * Every tap is one vector FMA on VL channels, whatever the plane's size;
- * four outputs at a time keep four FMA chains in flight. */
+ * out[oy * ors + ox * os + l] = act(bias[l] + sum over t of
+ * wt[t * VL + l] * in[q(oy, ox) + off[t] + l]), q(oy, ox) = oy * sh *
+ * pitch + ox * sw * ps. The input's pixels are ps floats apart: VL in a
+ * scratch buffer, 16 in a channel-blocked tensor read in place. Every
+ * tap is one vector FMA on VL channels, whatever the plane's size; four
+ * outputs at a time keep four FMA chains in flight. */
 /* Output x (a multiple of 4) of a 3 x 3 kernel of stride S (1 or 2),
  * dilation 1: per tap row, the 4 outputs' inputs (S * 3 + 3 vectors)
  * are loaded once, and the 9 weights sit in registers. */
-VINL void dw_quad3(const float *row, int64_t pitch, const V *w, V vb,
-                   const int S, V *a)
+VINL void dw_quad3(const float *row, int64_t pitch, int64_t ps, const V *w,
+                   V vb, const int S, V *a)
 {
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++)
@@ -375,7 +377,7 @@ VINL void dw_quad3(const float *row, int64_t pitch, const V *w, V vb,
         V x[9];
 #pragma GCC unroll 9
         for (int j = 0; j < 9; j++)
-            x[j] = j < 3 * S + 3 ? v_load(r + j * VL) : v_zero();
+            x[j] = j < 3 * S + 3 ? v_load(r + j * ps) : v_zero();
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
 #pragma GCC unroll 3
@@ -386,60 +388,78 @@ VINL void dw_quad3(const float *row, int64_t pitch, const V *w, V vb,
 
 /* dw_cblock for 3 x 3 taps of dilation 1 (MobileNet's): weights in
  * registers and each input vector loaded once per tap row for four
- * outputs (stride 1: 6 loads where the general loop makes 12). */
-static void dw_cblock3(const float *in, int64_t Wp, int64_t sh, int64_t sw,
-                       const float *wt, const float *bias, int act, float act_a,
-                       float act_b, int64_t OH, int64_t OW, float *out,
-                       int64_t os)
+ * outputs (stride 1: 6 loads where the general loop makes 12). ps is a
+ * constant where it is inlined, so that the loads take fixed offsets. */
+VINL void dw_cblock3_ps(const float *in, int64_t pitch, const int64_t ps,
+                        int64_t sh, int64_t sw, const float *wt,
+                        const float *bias, int act, float act_a, float act_b,
+                        int64_t OH, int64_t OW, float *out, int64_t os,
+                        int64_t ors)
 {
     V aa = v_set1(act_a), ab = v_set1(act_b), vb = v_load(bias), w[9];
     for (int t = 0; t < 9; t++)
         w[t] = v_load(wt + t * VL);
-    int64_t pitch = Wp * VL;
     for (int64_t oy = 0; oy < OH; oy++) {
         const float *row = in + oy * sh * pitch;
-        float *o = out + oy * OW * os;
+        float *o = out + oy * ors;
         int64_t ox = 0;
         for (; ox + 4 <= OW; ox += 4) {
             V a[4];
             if (sw == 1)
-                dw_quad3(row + ox * VL, pitch, w, vb, 1, a);
+                dw_quad3(row + ox * ps, pitch, ps, w, vb, 1, a);
             else
-                dw_quad3(row + ox * 2 * VL, pitch, w, vb, 2, a);
+                dw_quad3(row + ox * 2 * ps, pitch, ps, w, vb, 2, a);
 #pragma GCC unroll 4
             for (int k = 0; k < 4; k++)
                 v_store(o + (ox + k) * os, v_act(a[k], act, aa, ab));
         }
         for (; ox < OW; ox++) {
             V a0 = vb;
-            const float *p = row + ox * sw * VL;
+            const float *p = row + ox * sw * ps;
             for (int ky = 0; ky < 3; ky++)
                 for (int kx = 0; kx < 3; kx++)
-                    a0 = v_fma(w[ky * 3 + kx], v_load(p + ky * pitch + kx * VL),
+                    a0 = v_fma(w[ky * 3 + kx], v_load(p + ky * pitch + kx * ps),
                                a0);
             v_store(o + ox * os, v_act(a0, act, aa, ab));
         }
     }
 }
 
-static void dw_cblock(const float *in, int64_t Wp, int64_t sh, int64_t sw,
-                      const float *wt, const int64_t *off, int ntaps,
-                      const float *bias, int act, float act_a, float act_b,
-                      int64_t OH, int64_t OW, float *out, int64_t os)
+static void dw_cblock3(const float *in, int64_t pitch, int64_t ps, int64_t sh,
+                       int64_t sw, const float *wt, const float *bias, int act,
+                       float act_a, float act_b, int64_t OH, int64_t OW,
+                       float *out, int64_t os, int64_t ors)
+{
+    if (ps == VL)
+        dw_cblock3_ps(in, pitch, VL, sh, sw, wt, bias, act, act_a, act_b, OH,
+                      OW, out, os, ors);
+    else if (ps == 16)
+        dw_cblock3_ps(in, pitch, 16, sh, sw, wt, bias, act, act_a, act_b, OH,
+                      OW, out, os, ors);
+    else
+        dw_cblock3_ps(in, pitch, ps, sh, sw, wt, bias, act, act_a, act_b, OH,
+                      OW, out, os, ors);
+}
+
+static void dw_cblock(const float *in, int64_t pitch, int64_t ps, int64_t sh,
+                      int64_t sw, const float *wt, const int64_t *off,
+                      int ntaps, const float *bias, int act, float act_a,
+                      float act_b, int64_t OH, int64_t OW, float *out,
+                      int64_t os, int64_t ors)
 {
     int is3 = ntaps == 9 && (sw == 1 || sw == 2);
     for (int t = 0; is3 && t < 9; t++)
-        is3 = off[t] == (t / 3) * Wp * VL + (t % 3) * VL;
+        is3 = off[t] == (t / 3) * pitch + (t % 3) * ps;
     if (is3) {
-        dw_cblock3(in, Wp, sh, sw, wt, bias, act, act_a, act_b, OH, OW, out,
-                   os);
+        dw_cblock3(in, pitch, ps, sh, sw, wt, bias, act, act_a, act_b, OH, OW,
+                   out, os, ors);
         return;
     }
     V aa = v_set1(act_a), ab = v_set1(act_b), vb = v_load(bias);
-    int64_t st = sw * VL;
+    int64_t st = sw * ps;
     for (int64_t oy = 0; oy < OH; oy++) {
-        const float *row = in + oy * sh * Wp * VL;
-        float *o = out + oy * OW * os;
+        const float *row = in + oy * sh * pitch;
+        float *o = out + oy * ors;
         int64_t ox = 0;
         for (; ox + 4 <= OW; ox += 4) {
             V a0 = vb, a1 = vb, a2 = vb, a3 = vb;
