@@ -2,12 +2,15 @@
  * threadpool.c - the intra-op thread pool (threadpool.h).
  *
  * Every parallel_for is a job: the caller publishes it by bumping a
- * generation counter, runs chunks itself, and waits until each worker has
- * taken part. Chunks are handed out through an atomic counter, so uneven
- * chunks balance themselves. Between jobs a worker spins a little (kernels
- * of one plan come back to back, and waking a sleeping thread costs tens
- * of microseconds), then sleeps on a condition variable. Nothing is
- * allocated after the pool is made.
+ * generation counter and runs chunks itself. Chunks are handed out
+ * through an atomic counter, so uneven chunks balance themselves. A
+ * worker joins a job before it takes chunks; once the caller has taken
+ * the last chunk it closes the job and waits only for the workers that
+ * joined. A worker the OS has not scheduled yet (a busy VM's vCPU) does
+ * not hold the caller up: it finds the job closed, or joins a later one.
+ * Between jobs a worker spins a little (kernels of one plan come back to back,
+ * and waking a sleeping thread costs tens of microseconds), then sleeps on a
+ * condition variable. Nothing is allocated after the pool is made.
  */
 #include "runtime/threadpool.h"
 
@@ -39,13 +42,17 @@ struct sm_threadpool {
     int sleepers; /* under mu */
     atomic_ulong gen;
     atomic_int stop;
-    atomic_int active; /* workers that have not finished the job */
+    atomic_uint state; /* workers in the job, | JOB_CLOSED */
     /* the job (written by the caller before gen is bumped) */
     sm_parallel_fn fn;
     void *arg;
     int64_t n, chunk;
     atomic_llong next;
 };
+
+/* state's flag: the job takes no more workers (its chunks are all
+ * taken, or it is being replaced). */
+#define JOB_CLOSED 0x80000000u
 
 /* Set while a thread runs chunks, so a nested parallel_for runs inline. */
 static _Thread_local int in_pool;
@@ -98,6 +105,20 @@ static unsigned long wait_job(sm_threadpool *tp, unsigned long seen)
     return g;
 }
 
+/* Counts the calling worker into the open job; 0 when it is closed.
+ * The job's fields are read only after this (they are stable until the
+ * worker leaves: the caller waits for it before publishing another). */
+static int join_job(sm_threadpool *tp)
+{
+    unsigned x = atomic_load_explicit(&tp->state, memory_order_acquire);
+    while (!(x & JOB_CLOSED))
+        if (atomic_compare_exchange_weak_explicit(&tp->state, &x, x + 1,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return 1;
+    return 0;
+}
+
 static void *worker_main(void *p)
 {
     worker *w = p;
@@ -107,8 +128,10 @@ static void *worker_main(void *p)
         seen = wait_job(tp, seen);
         if (atomic_load(&tp->stop))
             return NULL;
-        run_chunks(tp, w->tid);
-        atomic_fetch_sub_explicit(&tp->active, 1, memory_order_release);
+        if (join_job(tp)) {
+            run_chunks(tp, w->tid);
+            atomic_fetch_sub_explicit(&tp->state, 1, memory_order_release);
+        }
     }
 }
 
@@ -145,7 +168,7 @@ smelt_status sm_threadpool_new(smelt_ctx_t *ctx, int n_threads,
     pthread_cond_init(&tp->cv, NULL);
     atomic_init(&tp->gen, 0);
     atomic_init(&tp->stop, 0);
-    atomic_init(&tp->active, 0);
+    atomic_init(&tp->state, JOB_CLOSED);
     atomic_init(&tp->next, 0);
     for (int i = 0; i < n_threads - 1; i++) {
         tp->workers[i].tp = tp;
@@ -194,20 +217,24 @@ void sm_parallel_for(sm_threadpool *tp, int64_t n, int64_t chunk,
         fn(arg, 0, n, 0);
         return;
     }
+    /* the state is closed and empty here: no worker reads the fields */
     tp->fn = fn;
     tp->arg = arg;
     tp->n = n;
     tp->chunk = chunk;
     atomic_store_explicit(&tp->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&tp->active, t - 1, memory_order_relaxed);
+    atomic_store_explicit(&tp->state, 0, memory_order_release); /* open */
     atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
     pthread_mutex_lock(&tp->mu);
     if (tp->sleepers)
         pthread_cond_broadcast(&tp->cv);
     pthread_mutex_unlock(&tp->mu);
     run_chunks(tp, 0);
-    for (int s = 0;
-         atomic_load_explicit(&tp->active, memory_order_acquire) != 0; s++) {
+    /* every chunk is taken: close, then wait for the workers inside */
+    atomic_fetch_or_explicit(&tp->state, JOB_CLOSED, memory_order_acq_rel);
+    for (int s = 0; (atomic_load_explicit(&tp->state, memory_order_acquire) &
+                     ~JOB_CLOSED) != 0;
+         s++) {
         if (s < CALLER_SPIN_LIMIT)
             cpu_relax();
         else
