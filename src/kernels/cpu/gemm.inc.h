@@ -21,30 +21,48 @@
 #define GEMM_PF 8 /* k steps of B prefetched ahead */
 #endif
 
+/* One vector of fe's column terms for columns [v * VL, nr) of the tile
+ * (zero past them). */
+VINL V ukr_col(const sm_ukr_epi *fe, int v, int nr)
+{
+    int64_t n = nr - v * VL;
+    return !fe->col || n <= 0 ? v_zero()
+           : n >= VL          ? v_load(fe->col + v * VL)
+                              : v_loadn(fe->col + v * VL, n);
+}
+
+/* Whether ukr_body starts the accumulators from fe's one bias (of the
+ * columns or of the rows) instead of adding it in the epilogue: a tile
+ * of depth 16 to 32 (MobileNet's 1x1 layers of few input channels)
+ * spends about a fifth of its time in the epilogue. */
+VINL int ukr_pre_bias(const sm_ukr_epi *fe, int acc)
+{
+    return fe && !acc && !fe->col != !fe->row;
+}
+
 /* The fused store epilogue on the tile in registers (acc already added):
- * terms, then the activation; only the cheap activations are fused
- * (gemm.c falls back to epi_tile for the others). */
+ * terms (the bias already there when pre), then the activation; only
+ * the cheap activations are fused (gemm.c falls back to epi_tile for the
+ * others). */
 VINL void ukr_epi(const int M, const int NV, V r[GEMM_MR][GEMM_NV],
-                  const sm_ukr_epi *fe, int nr)
+                  const sm_ukr_epi *fe, int nr, int pre)
 {
     V cv[GEMM_NV];
     /* every entry set (past NV too, to zero), so that no instance reads
      * an unset one */
 #pragma GCC unroll 8
-    for (int v = 0; v < GEMM_NV; v++) {
-        int64_t n = v < NV ? nr - v * VL : 0;
-        cv[v] = !fe->col || n <= 0 ? v_zero()
-                : n >= VL          ? v_load(fe->col + v * VL)
-                                   : v_loadn(fe->col + v * VL, n);
-    }
+    for (int v = 0; v < GEMM_NV; v++)
+        cv[v] = v < NV && !pre ? ukr_col(fe, v, nr) : v_zero();
 #pragma GCC unroll 16
     for (int i = 0; i < M; i++) {
-        V rb = fe->row ? v_set1(fe->row[i]) : v_zero();
+        if (pre && !fe->res)
+            break;
+        V rb = fe->row && !pre ? v_set1(fe->row[i]) : v_zero();
         const float *ri = fe->res ? fe->res + i * fe->ldr : 0;
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
             int64_t n = nr - v * VL;
-            V x = v_add(r[i][v], v_add(rb, cv[v]));
+            V x = pre ? r[i][v] : v_add(r[i][v], v_add(rb, cv[v]));
             if (ri && n > 0)
                 x = v_add(x, n >= VL ? v_load(ri + v * VL)
                                      : v_loadn(ri + v * VL, n));
@@ -93,11 +111,31 @@ VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
                    const sm_ukr_epi *fe)
 {
     V r[GEMM_MR][GEMM_NV];
+    const int pre = ukr_pre_bias(fe, acc);
 #pragma GCC unroll 16
     for (int i = 0; i < M; i++)
 #pragma GCC unroll 8
+        for (int v = 0; v < GEMM_NV; v++)
+            r[i][v] = v_zero(); /* the rows and vectors unused too */
+    if (pre && fe->col) {
+        V cv[GEMM_NV];
+#pragma GCC unroll 8
         for (int v = 0; v < NV; v++)
-            r[i][v] = v_zero();
+            cv[v] = ukr_col(fe, v, nr);
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++)
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; v++)
+                r[i][v] = cv[v];
+    } else {
+#pragma GCC unroll 16
+        for (int i = 0; i < M; i++) {
+            V rb = pre ? v_set1(fe->row[i]) : v_zero();
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; v++)
+                r[i][v] = rb;
+        }
+    }
     /* B is prefetched every line of a step (two with AVX-512), as far
      * ahead as the rows make its stream fast: up to 8 rows (an MLP or a
      * classifier at small batch, B streamed from memory) 8 steps, one
@@ -139,7 +177,7 @@ VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
         }
     }
     if (fe)
-        ukr_epi(M, NV, r, fe, nr);
+        ukr_epi(M, NV, r, fe, nr, pre);
     if (nr == NV * VL) {
 #pragma GCC unroll 16
         for (int i = 0; i < M; i++) {
