@@ -112,7 +112,7 @@ typedef struct dwc_job {
     float *y;
     char *ws;
     size_t per_thread;
-    int64_t hp, wp, blocks;   /* padded extent; channel blocks per image */
+    int64_t wp, blocks;       /* padded width; channel blocks per image */
     int64_t band, bands;      /* output rows per band; bands per plane */
     int64_t in_y[2], in_x[2]; /* the outputs that read no padding */
     int epi_on, in_place;     /* in_place: dwc_in_place */
@@ -396,7 +396,8 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                  .epi = epi,
                  .y = y,
                  .per_thread = dwc_per_thread(g)};
-    dwc_extent(g, &J.hp, &J.wp);
+    int64_t hp;
+    dwc_extent(g, &hp, &J.wp);
     J.band = dwc_band(g);
     J.blocks = (g->M + vl - 1) / vl;
     dwc_interior(g->H, g->kh, g->dh, g->sh, g->ph, g->OH, J.in_y);
