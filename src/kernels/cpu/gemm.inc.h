@@ -53,20 +53,21 @@ VINL void ukr_epi(const int M, const int NV, V r[GEMM_MR][GEMM_NV],
 #pragma GCC unroll 8
     for (int v = 0; v < GEMM_NV; v++)
         cv[v] = v < NV && !pre ? ukr_col(fe, v, nr) : v_zero();
+    /* nothing to add when the bias is in already and no residual */
+    if (!pre || fe->res) {
 #pragma GCC unroll 16
-    for (int i = 0; i < M; i++) {
-        if (pre && !fe->res)
-            break;
-        V rb = fe->row && !pre ? v_set1(fe->row[i]) : v_zero();
-        const float *ri = fe->res ? fe->res + i * fe->ldr : 0;
+        for (int i = 0; i < M; i++) {
+            V rb = fe->row && !pre ? v_set1(fe->row[i]) : v_zero();
+            const float *ri = fe->res ? fe->res + i * fe->ldr : 0;
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; v++) {
-            int64_t n = nr - v * VL;
-            V x = pre ? r[i][v] : v_add(r[i][v], v_add(rb, cv[v]));
-            if (ri && n > 0)
-                x = v_add(x, n >= VL ? v_load(ri + v * VL)
-                                     : v_loadn(ri + v * VL, n));
-            r[i][v] = x;
+            for (int v = 0; v < NV; v++) {
+                int64_t n = nr - v * VL;
+                V x = pre ? r[i][v] : v_add(r[i][v], v_add(rb, cv[v]));
+                if (ri && n > 0)
+                    x = v_add(x, n >= VL ? v_load(ri + v * VL)
+                                         : v_loadn(ri + v * VL, n));
+                r[i][v] = x;
+            }
         }
     }
     V lo = v_zero(), hi = v_set1(6.0f), sl = v_set1(fe->act_a);
@@ -117,25 +118,14 @@ VINL void ukr_body(const int M, const int NV, const int RS, const int KS,
 #pragma GCC unroll 8
         for (int v = 0; v < GEMM_NV; v++)
             r[i][v] = v_zero(); /* the rows and vectors unused too */
-    if (pre && fe->col) {
-        V cv[GEMM_NV];
+    if (pre)                    /* from the one bias (ukr_pre_bias) */
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; v++)
-            cv[v] = ukr_col(fe, v, nr);
+        for (int v = 0; v < NV; v++) {
+            V cv = ukr_col(fe, v, nr);
 #pragma GCC unroll 16
-        for (int i = 0; i < M; i++)
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; v++)
-                r[i][v] = cv[v];
-    } else {
-#pragma GCC unroll 16
-        for (int i = 0; i < M; i++) {
-            V rb = pre ? v_set1(fe->row[i]) : v_zero();
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; v++)
-                r[i][v] = rb;
+            for (int i = 0; i < M; i++)
+                r[i][v] = fe->col ? cv : v_set1(fe->row[i]);
         }
-    }
     /* B is prefetched every line of a step (two with AVX-512), as far
      * ahead as the rows make its stream fast: up to 8 rows (an MLP or a
      * classifier at small batch, B streamed from memory) 8 steps, one

@@ -433,11 +433,8 @@ static void dw_cblock3(const float *in, int64_t pitch, int64_t ps, int64_t sh,
     if (ps == VL)
         dw_cblock3_ps(in, pitch, VL, sh, sw, wt, bias, act, act_a, act_b, OH,
                       OW, out, os, ors);
-    else if (ps == 16)
+    else /* 16: a channel-blocked input read in place */
         dw_cblock3_ps(in, pitch, 16, sh, sw, wt, bias, act, act_a, act_b, OH,
-                      OW, out, os, ors);
-    else
-        dw_cblock3_ps(in, pitch, ps, sh, sw, wt, bias, act, act_a, act_b, OH,
                       OW, out, os, ors);
 }
 
@@ -447,7 +444,7 @@ static void dw_cblock(const float *in, int64_t pitch, int64_t ps, int64_t sh,
                       float act_b, int64_t OH, int64_t OW, float *out,
                       int64_t os, int64_t ors)
 {
-    int is3 = ntaps == 9 && (sw == 1 || sw == 2);
+    int is3 = ntaps == 9 && (sw == 1 || sw == 2) && (ps == VL || ps == 16);
     for (int t = 0; is3 && t < 9; t++)
         is3 = off[t] == (t / 3) * pitch + (t % 3) * ps;
     if (is3) {
