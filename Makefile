@@ -5,28 +5,33 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build build-asan test test-release test-asan demo clean
+.PHONY: all deps deps-build build build-asan test test-release test-asan demo clean
 
 all: build
 
-deps:
-	@sh scripts/setup-deps.sh
+# The build's packages (all the demo needs) and the test suite's (PyTorch
+# and ONNX's Python package on top: several hundred MB).
+deps-build:
+	@sh scripts/setup-deps.sh build
 
-build: deps
+deps:
+	@sh scripts/setup-deps.sh test
+
+build: deps-build
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: deps
+build-asan: deps-build
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DSMELT_SANITIZE=ON
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 # The whole suite, in release mode and under ASan+UBSan.
 test: test-release test-asan
 
-test-release: build
+test-release: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test-asan: build-asan
+test-asan: deps build-asan
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    ctest --output-on-failure -j $(JOBS)

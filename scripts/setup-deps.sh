@@ -1,11 +1,20 @@
 #!/bin/sh
-# Installs the Debian packages Smelt's build and tests need, when missing.
+# Installs the Debian packages Smelt needs, when missing.
+#   setup-deps.sh build   what building Smelt and `make demo` need
+#   setup-deps.sh test    that, plus what the test suite needs (PyTorch,
+#                         ONNX's Python package: several hundred MB)
 # As root it runs apt-get; otherwise it prints the command to run and stops.
 set -eu
 
-PACKAGES="build-essential cmake pkg-config libcmocka-dev graphviz
-python3 python3-numpy python3-torch python3-torchvision
-libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3-onnx"
+BUILD="build-essential cmake pkg-config libcmocka-dev graphviz
+libprotobuf-c-dev protobuf-c-compiler libonnx-dev"
+TEST="python3 python3-numpy python3-torch python3-torchvision python3-onnx"
+
+case "${1:-test}" in
+build) PACKAGES="$BUILD" ;;
+test) PACKAGES="$BUILD $TEST" ;;
+*) echo "usage: setup-deps.sh [build|test]" >&2; exit 2 ;;
+esac
 
 missing=""
 for p in $PACKAGES; do

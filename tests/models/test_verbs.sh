@@ -96,7 +96,7 @@ expect 2 "more than one FILE" -- "$SMELT" info "$M" "$M"
 expect 0 "show what a model is" -- "$SMELT" info --help
 
 # the bundled example matches PyTorch through ONNX import
-expect 0 "probs: f32[4,10]" -- "$SMELT" run "$M" \
+expect 0 "probs: f32[32,10]" -- "$SMELT" run "$M" \
     --input "image=$ROOT/examples/digits_cnn_x.npy" --output-dir "$T/o"
 expect 0 "within tolerance (atol 1e-06, rtol 0)" -- "$SMELT" compare \
     "$T/o/probs.npy" "$ROOT/examples/digits_cnn_probs.npy" --atol 1e-6 --rtol 0
