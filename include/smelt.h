@@ -6,6 +6,20 @@
  * smelt_status; the detail (what went wrong and where) is kept on the
  * smelt_ctx passed in and read with smelt_ctx_error(). The library never
  * prints, never exits and frees what it allocated on every error path.
+ *
+ * Structs that grow. Every struct passed by pointer that a caller fills
+ * (options) or the library fills (stats, info) begins with
+ * `size_t struct_size`: the sizeof the caller was compiled with. Options
+ * get it from their `_default` macro (which passes sizeof to the
+ * `_init` function), results from SMELT_STRUCT_INIT. New fields are only
+ * ever appended, so the library reads and writes only the bytes the
+ * caller's size covers: an older caller's missing fields take their
+ * defaults, a newer caller's unknown fields must be left zero. A size
+ * smaller than the struct's first version (or absurdly large, as an
+ * uninitialized field is) is refused with SMELT_ERR_INVALID_ARG and,
+ * where the call takes a ctx, a message naming the struct. smelt_attr, passed
+ * in arrays the library indexes, keeps one size and grows into its zeroed
+ * `reserved` slots.
  */
 #ifndef SMELT_H
 #define SMELT_H
@@ -21,6 +35,12 @@ extern "C" {
 #define SMELT_VERSION_MINOR 1
 #define SMELT_VERSION_PATCH 0
 #define SMELT_MAX_DIMS 8
+
+/* A result struct ready to pass: struct_size set, every field zero.
+ * smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats); */
+/* clang-format off */
+#define SMELT_STRUCT_INIT(type) {.struct_size = sizeof(type)}
+/* clang-format on */
 
 typedef enum smelt_status {
     SMELT_OK = 0,
@@ -165,6 +185,8 @@ smelt_status smelt_onnx_tensor_load(smelt_ctx_t *ctx, const char *path,
 /* Options of smelt_graph_optimize; fill with smelt_opt_options_default
  * first, then change what you need. */
 typedef struct smelt_opt_options {
+    size_t struct_size;       /* sizeof(smelt_opt_options), set by
+                                 smelt_opt_options_default */
     int32_t level;            /* 0..3: the -O pipeline (default 1) */
     const char *passes;       /* "fold,cse,dce": run exactly these; NULL:
                                  the level's pipeline */
@@ -179,12 +201,17 @@ typedef struct smelt_opt_options {
                                  ./smelt-debug when SMELT_DEBUG=1, else none */
 } smelt_opt_options;
 
-void smelt_opt_options_default(smelt_opt_options *o);
+/* Fills o with the defaults; struct_size is the caller's
+ * sizeof(smelt_opt_options), which the macro passes. */
+smelt_status smelt_opt_options_init(smelt_opt_options *o, size_t struct_size);
+#define smelt_opt_options_default(o)                                           \
+    smelt_opt_options_init((o), sizeof(smelt_opt_options))
 
 /* What each pass of a smelt_graph_optimize run did. */
 typedef struct smelt_opt_report smelt_opt_report_t;
 
 typedef struct smelt_pass_stats {
+    size_t struct_size; /* SMELT_STRUCT_INIT(smelt_pass_stats) */
     const char *name;
     int32_t nodes_before, nodes_after; /* in all blocks */
     int32_t changed, folded, removed, fused;
@@ -200,7 +227,8 @@ smelt_status smelt_graph_optimize(smelt_ctx_t *ctx, smelt_graph_t *g,
                                   const smelt_opt_options *opt,
                                   smelt_opt_report_t **report);
 int smelt_opt_report_num_passes(const smelt_opt_report_t *r);
-/* Stats of pass i (strings valid while r lives). */
+/* Stats of pass i (strings valid while r lives); out->struct_size must
+ * be set (SMELT_STRUCT_INIT). */
 smelt_status smelt_opt_report_get(const smelt_opt_report_t *r, int i,
                                   smelt_pass_stats *out);
 /* The report as a table, one line per pass; with `notes`, each pass's
@@ -244,6 +272,8 @@ typedef struct smelt_plan smelt_plan_t;
 typedef struct smelt_session smelt_session_t;
 
 typedef struct smelt_plan_options {
+    size_t struct_size; /* sizeof(smelt_plan_options), set by
+                           smelt_plan_options_default */
     int32_t threads;  /* threads per session (default 1; 0: every CPU) */
     int32_t level;    /* optimizer level run before planning, 0..3
                          (default 3); -1: none, not even inference */
@@ -259,7 +289,11 @@ typedef struct smelt_plan_options {
     int32_t reference; /* run every node with its reference kernel */
 } smelt_plan_options;
 
-void smelt_plan_options_default(smelt_plan_options *o);
+/* Fills o with the defaults; struct_size is the caller's
+ * sizeof(smelt_plan_options), which the macro passes. */
+smelt_status smelt_plan_options_init(smelt_plan_options *o, size_t struct_size);
+#define smelt_plan_options_default(o)                                          \
+    smelt_plan_options_init((o), sizeof(smelt_plan_options))
 
 /* Compiles g (not modified; the plan keeps its own copy). */
 smelt_status smelt_plan_compile(smelt_ctx_t *ctx, const smelt_graph_t *g,
@@ -306,6 +340,7 @@ smelt_status smelt_session_step_time(const smelt_session_t *s, int i,
                                      double *start_ms, double *end_ms);
 
 typedef struct smelt_plan_stats {
+    size_t struct_size;     /* SMELT_STRUCT_INIT(smelt_plan_stats) */
     int64_t arena_bytes;    /* one session's arena */
     int64_t unshared_bytes; /* the same buffers without any sharing */
     int64_t weight_bytes;   /* constants the plan reads */
@@ -320,9 +355,11 @@ typedef struct smelt_plan_stats {
     char isa[64];          /* the CPU features kernels were chosen for */
 } smelt_plan_stats;
 
+/* out->struct_size must be set (SMELT_STRUCT_INIT). */
 smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out);
 
 typedef struct smelt_plan_step_info {
+    size_t struct_size; /* SMELT_STRUCT_INIT(smelt_plan_step_info) */
     const char *name; /* the node's name, else its first output's */
     const char *op;
     const char *kernel; /* "ref", "copy", "dynamic" or the CPU kernel */
@@ -330,6 +367,7 @@ typedef struct smelt_plan_step_info {
 } smelt_plan_step_info;
 
 int smelt_plan_num_steps(const smelt_plan_t *p);
+/* Step i; out->struct_size must be set (SMELT_STRUCT_INIT). */
 smelt_status smelt_plan_step(const smelt_plan_t *p, int i,
                              smelt_plan_step_info *out);
 /* The dtype and shape output i has (as for tensors made with
@@ -384,6 +422,10 @@ typedef struct smelt_attr {
     const double *floats;
     int32_t n;
     const smelt_tensor_t *t;
+    /* Room for later fields without changing the size (the library
+     * indexes arrays of smelt_attr): must be NULL, as designated
+     * initializers leave it. */
+    const void *reserved[2];
 } smelt_attr;
 
 /* Runs op `op_name` of the op table (any but If, Loop, FusedElementwise)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/sized.h"
 #include "core/strbuf.h"
 #include "ir/rewrite.h"
 #include "passes/pass.h"
@@ -16,15 +17,41 @@ struct smelt_opt_report {
     sm_pass_report rep;
 };
 
-void smelt_opt_options_default(smelt_opt_options *o)
+/* The first versions of the sized structs end with these fields. */
+#define OPT_OPTIONS_V1 SM_FIELD_END(smelt_opt_options, debug_dir)
+#define PASS_STATS_V1 SM_FIELD_END(smelt_pass_stats, log)
+
+/* This library's defaults, in a struct of its own size. */
+static void opt_options_defaults(smelt_opt_options *o)
 {
     sm_pass_options d;
     sm_pass_options_default(&d);
     memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->level = 1;
     o->fold_max_bytes = d.fold_max_bytes;
     o->unroll_max_trips = d.unroll_max_trips;
     o->verify_each = d.verify_each;
+}
+
+smelt_status smelt_opt_options_init(smelt_opt_options *o, size_t struct_size)
+{
+    smelt_opt_options d;
+    opt_options_defaults(&d);
+    return sm_sized_init(o, struct_size, &d, sizeof d, OPT_OPTIONS_V1);
+}
+
+/* The caller's options (NULL: the defaults) as a struct of this
+ * library's size in *o. */
+static smelt_status read_opt_options(smelt_ctx_t *ctx,
+                                     const smelt_opt_options *opt,
+                                     smelt_opt_options *o)
+{
+    opt_options_defaults(o);
+    if (!opt)
+        return SMELT_OK;
+    return sm_sized_in(ctx, "smelt_opt_options", o, sizeof *o, OPT_OPTIONS_V1,
+                       opt);
 }
 
 static int debug_env(void)
@@ -61,10 +88,8 @@ smelt_status smelt_graph_optimize(smelt_ctx_t *ctx, smelt_graph_t *g,
         return sm_err(ctx, SMELT_ERR_INVALID_ARG,
                       "smelt_graph_optimize: NULL graph");
     smelt_opt_options d;
-    if (!opt) {
-        smelt_opt_options_default(&d);
-        opt = &d;
-    }
+    SM_TRY(read_opt_options(ctx, opt, &d));
+    opt = &d;
     sm_pass_options po;
     to_pass_options(opt, &po);
     const sm_pass_info **list;
@@ -97,11 +122,14 @@ int smelt_opt_report_num_passes(const smelt_opt_report_t *r)
 }
 
 smelt_status smelt_opt_report_get(const smelt_opt_report_t *r, int i,
-                                  smelt_pass_stats *out)
+                                  smelt_pass_stats *caller)
 {
-    if (!r || !out || i < 0 || i >= r->rep.n)
+    if (!r || !caller || i < 0 || i >= r->rep.n)
         return SMELT_ERR_INVALID_ARG;
+    SM_TRY(sm_sized_check(NULL, "smelt_pass_stats", caller, PASS_STATS_V1));
     const sm_pass_step *s = &r->rep.steps[i];
+    smelt_pass_stats st, *out = &st;
+    memset(out, 0, sizeof *out);
     out->name = s->pass->name;
     out->nodes_before = s->stats.nodes_before;
     out->nodes_after = s->stats.nodes_after;
@@ -112,6 +140,7 @@ smelt_status smelt_opt_report_get(const smelt_opt_report_t *r, int i,
     out->peak_bytes = s->stats.peak_bytes;
     out->ms = s->ms;
     out->log = s->stats.log ? s->stats.log : "";
+    sm_sized_out(caller, out, sizeof *out);
     return SMELT_OK;
 }
 
@@ -177,10 +206,8 @@ smelt_status smelt_opt_pipeline(smelt_ctx_t *ctx, const smelt_opt_options *opt,
 {
     *out = NULL;
     smelt_opt_options d;
-    if (!opt) {
-        smelt_opt_options_default(&d);
-        opt = &d;
-    }
+    SM_TRY(read_opt_options(ctx, opt, &d));
+    opt = &d;
     const sm_pass_info **list;
     int n;
     SM_TRY(sm_pipeline_resolve(ctx, opt->level, opt->passes, &list, &n));

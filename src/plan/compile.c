@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
+#include "core/sized.h"
 #include "ir/infer.h"
 #include "ir/rewrite.h"
 #include "ir/shape_util.h"
@@ -32,11 +33,23 @@ typedef struct bindings {
     binding b[MAX_BINDINGS];
 } bindings;
 
-void smelt_plan_options_default(smelt_plan_options *o)
+/* The first version of smelt_plan_options ends with `reference`. */
+#define PLAN_OPTIONS_V1 SM_FIELD_END(smelt_plan_options, reference)
+
+/* This library's defaults, in a struct of its own size. */
+static void plan_options_defaults(smelt_plan_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->threads = 1;
     o->level = 3;
+}
+
+smelt_status smelt_plan_options_init(smelt_plan_options *o, size_t struct_size)
+{
+    smelt_plan_options d;
+    plan_options_defaults(&d);
+    return sm_sized_init(o, struct_size, &d, sizeof d, PLAN_OPTIONS_V1);
 }
 
 /* Parses "batch=1,seq=128" into bs. */
@@ -595,10 +608,15 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
                             smelt_plan_t **out)
 {
     smelt_plan_options d;
-    if (!opt) {
-        smelt_plan_options_default(&d);
-        opt = &d;
+    plan_options_defaults(&d);
+    smelt_status st = opt ? sm_sized_in(ctx, "smelt_plan_options", &d, sizeof d,
+                                        PLAN_OPTIONS_V1, opt)
+                          : SMELT_OK;
+    if (st != SMELT_OK) {
+        sm_graph_free(own);
+        return st;
     }
+    opt = &d;
     sm_plan *p = sm_calloc(1, sizeof *p);
     if (!p) {
         sm_graph_free(own);
@@ -607,7 +625,7 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
     sm_arena_init(&p->arena);
     pthread_mutex_init(&p->mu, NULL);
     p->g = own;
-    smelt_status st = read_options(ctx, opt, p);
+    st = read_options(ctx, opt, p);
     if (st == SMELT_OK && copy)
         st = sm_graph_clone(ctx, copy, &p->g);
     if (st == SMELT_OK)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/sized.h"
 #include "core/strbuf.h"
 #include "plan/plan.h"
 
@@ -200,10 +201,17 @@ void smelt_plan_free(smelt_plan_t *p)
 
 /* ---- what a plan says about itself --------------------------------------- */
 
-smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out)
+/* The first versions of the result structs end with these fields. */
+#define PLAN_STATS_V1 SM_FIELD_END(smelt_plan_stats, isa)
+#define PLAN_STEP_INFO_V1 SM_FIELD_END(smelt_plan_step_info, bytes_write)
+
+smelt_status smelt_plan_get_stats(const smelt_plan_t *p,
+                                  smelt_plan_stats *caller)
 {
-    if (!p || !out)
+    if (!p || !caller)
         return SMELT_ERR_INVALID_ARG;
+    SM_TRY(sm_sized_check(NULL, "smelt_plan_stats", caller, PLAN_STATS_V1));
+    smelt_plan_stats s, *out = &s;
     memset(out, 0, sizeof *out);
     out->arena_bytes = p->arena_bytes;
     out->unshared_bytes = p->unshared_bytes;
@@ -218,6 +226,7 @@ smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out)
         out->ref_steps += p->steps[j].kind == SM_STEP_REF;
     }
     sm_cpu_features_str(p->features, out->isa, sizeof out->isa);
+    sm_sized_out(caller, out, sizeof *out);
     return SMELT_OK;
 }
 
@@ -240,11 +249,14 @@ static const char *step_kernel_name(const sm_step *st)
 }
 
 smelt_status smelt_plan_step(const smelt_plan_t *p, int i,
-                             smelt_plan_step_info *out)
+                             smelt_plan_step_info *caller)
 {
-    if (!p || !out || i < 0 || i >= p->n_steps)
+    if (!p || !caller || i < 0 || i >= p->n_steps)
         return SMELT_ERR_INVALID_ARG;
+    SM_TRY(sm_sized_check(NULL, "smelt_plan_step_info", caller,
+                          PLAN_STEP_INFO_V1));
     const sm_step *st = &p->steps[i];
+    smelt_plan_step_info s, *out = &s;
     memset(out, 0, sizeof *out);
     out->name = st->node->name ? st->node->name
                 : st->n_out    ? p->slots[st->out[0]].v->name
@@ -256,6 +268,7 @@ smelt_status smelt_plan_step(const smelt_plan_t *p, int i,
         out->bytes_read = st->cost.bytes_read;
         out->bytes_write = st->cost.bytes_write;
     }
+    sm_sized_out(caller, out, sizeof *out);
     return SMELT_OK;
 }
 
@@ -338,7 +351,7 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
 {
     if (!p || !out)
         return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_plan_print: NULL");
-    smelt_plan_stats s;
+    smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
     smelt_plan_get_stats(p, &s);
     sm_strbuf b;
     sm_strbuf_init(&b);
@@ -353,7 +366,7 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
                       (long long)s.weight_bytes, s.inplace, s.channels_last);
     for (int j = 0; j < p->n_steps; j++) {
         const sm_step *st = &p->steps[j];
-        smelt_plan_step_info info;
+        smelt_plan_step_info info = SMELT_STRUCT_INIT(smelt_plan_step_info);
         smelt_plan_step(p, j, &info);
         sm_strbuf_appendf(&b, "%4d %-18s %-22s", j, info.op, info.kernel);
         if (st->nhwc)

@@ -170,7 +170,7 @@ static void test_gather_plan(void **state)
     assert_int_equal(smelt_plan_compile(ctx, g, &o, &p), SMELT_OK);
     int found = 0;
     for (int i = 0; i < smelt_plan_num_steps(p); i++) {
-        smelt_plan_step_info si;
+        smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
         assert_int_equal(smelt_plan_step(p, i, &si), SMELT_OK);
         found += !strcmp(si.kernel, "gather_any");
     }

@@ -408,7 +408,7 @@ static void check_plan(const char *body, const int64_t (*w)[4], int nw,
         smelt_plan_t *p = NULL;
         if (smelt_plan_compile(ctx, g, &o, &p) != SMELT_OK)
             fail_msg("compile: %s", smelt_ctx_error(ctx));
-        smelt_plan_stats s;
+        smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
         assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
         char *text = NULL;
         assert_int_equal(smelt_plan_print(ctx, p, &text), SMELT_OK);
@@ -441,7 +441,7 @@ static void check_plan(const char *body, const int64_t (*w)[4], int nw,
     o.reference = 1;
     smelt_plan_t *p = NULL;
     assert_int_equal(smelt_plan_compile(ctx, g, &o, &p), SMELT_OK);
-    smelt_plan_stats s;
+    smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
     assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
     assert_int_equal(s.channels_last, 0);
     smelt_plan_free(p);

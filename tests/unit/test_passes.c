@@ -658,7 +658,7 @@ static void test_public_optimize(void **state)
     assert_int_equal(smelt_graph_optimize(ctx, g, &o, &rep), SMELT_OK);
     int n = smelt_opt_report_num_passes(rep);
     assert_true(n >= 8);
-    smelt_pass_stats s;
+    smelt_pass_stats s = SMELT_STRUCT_INIT(smelt_pass_stats);
     assert_int_equal(smelt_opt_report_get(rep, 1, &s), SMELT_OK);
     assert_string_equal(s.name, "fold");
     assert_true(s.folded >= 2);

@@ -65,7 +65,7 @@ static void test_arena_reuse(void **state)
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = parse(ctx, chain);
     smelt_plan_t *p = compile(ctx, g, 0, 1);
-    smelt_plan_stats s;
+    smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
     assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
     assert_int_equal(s.steps, 5);
     assert_int_equal(s.unshared_bytes, 4 * 4096);
@@ -393,7 +393,7 @@ static int count_kernel(const smelt_plan_t *p, const char *kernel)
 {
     int n = 0;
     for (int i = 0; i < smelt_plan_num_steps(p); i++) {
-        smelt_plan_step_info si;
+        smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
         assert_int_equal(smelt_plan_step(p, i, &si), SMELT_OK);
         n += !strcmp(si.kernel, kernel);
     }
@@ -424,7 +424,7 @@ static void test_fused_and_views(void **state)
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = parse(ctx, fused);
     smelt_plan_t *p = compile(ctx, g, 0, 1);
-    smelt_plan_stats st;
+    smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
     smelt_plan_get_stats(p, &st);
     assert_int_equal(st.dynamic_steps, 0);
     assert_int_equal(count_kernel(p, "copy"), 1); /* return %p */
@@ -467,7 +467,7 @@ static void test_control_step(void **state)
     o.level = 0;
     smelt_plan_t *p = NULL;
     assert_int_equal(smelt_plan_compile(ctx, g, &o, &p), SMELT_OK);
-    smelt_plan_stats st;
+    smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
     smelt_plan_get_stats(p, &st);
     assert_true(st.dynamic_steps >= 1);
     assert_true(count_kernel(p, "control") >= 1);

@@ -222,7 +222,7 @@ static void print_kernels(const smelt_plan_t *p)
         return;
     }
     for (int i = 0; i < n; i++) {
-        smelt_plan_step_info si;
+        smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
         smelt_plan_step(p, i, &si);
         int k = 0;
         while (k < n_names && strcmp(names[k], si.kernel))
@@ -262,7 +262,7 @@ static void print_profile(const smelt_plan_t *p, const double *step_ms,
         return;
     double total = 0;
     for (int i = 0; i < n; i++) {
-        smelt_plan_step_info si;
+        smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
         smelt_plan_step(p, i, &si);
         int k = 0;
         while (k < m &&
@@ -306,7 +306,7 @@ static int write_trace(const char *path, const smelt_plan_t *p,
     fprintf(f, "{\"traceEvents\":[\n");
     for (int r = 0; r < runs; r++)
         for (int i = 0; i < n; i++) {
-            smelt_plan_step_info si;
+            smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
             smelt_plan_step(p, i, &si);
             size_t k = (size_t)r * (size_t)n + (size_t)i;
             fprintf(f,
@@ -374,7 +374,7 @@ static int time_runs(smelt_ctx_t *ctx, const smelt_plan_t *p, bench_args *a,
 static void report(const bench_args *a, const smelt_plan_t *p, double compile,
                    const timings *tm)
 {
-    smelt_plan_stats st;
+    smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
     smelt_plan_get_stats(p, &st);
     double *sorted = malloc(sizeof(double) * (size_t)a->runs);
     if (!sorted)

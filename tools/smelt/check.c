@@ -204,7 +204,7 @@ static int64_t planned_peak(const smelt_opt_report_t *rep)
 {
     int64_t peak = 0;
     for (int i = 0; i < smelt_opt_report_num_passes(rep); i++) {
-        smelt_pass_stats s;
+        smelt_pass_stats s = SMELT_STRUCT_INIT(smelt_pass_stats);
         if (smelt_opt_report_get(rep, i, &s) == SMELT_OK && s.peak_bytes > peak)
             peak = s.peak_bytes;
     }

@@ -212,7 +212,7 @@ int cli_run(int argc, char **argv)
                 rc = cli_fail(ctx, "output");
         }
     }
-    smelt_plan_stats ps;
+    smelt_plan_stats ps = SMELT_STRUCT_INIT(smelt_plan_stats);
     if (!rc && plan && smelt_plan_get_stats(plan, &ps) == SMELT_OK)
         fprintf(stderr,
                 "ran %s in %.3f ms (plan: %d steps, %d threads; compiled in "

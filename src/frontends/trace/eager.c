@@ -44,6 +44,12 @@ static smelt_status set_attr(smelt_ctx_t *ctx, sm_node *n, const char *op,
     if (!a->name)
         return sm_err(ctx, SMELT_ERR_INVALID_ARG, "%s: attribute without name",
                       op);
+    /* Later versions put fields there: a value now is garbage. */
+    if (a->reserved[0] || a->reserved[1])
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "%s: attribute '%s' has non-NULL reserved fields "
+                      "(initialize smelt_attr with designated initializers)",
+                      op, a->name);
     const sm_attr_spec *sp = sm_op_attr_spec(n->op, a->name);
     if (!sp)
         return sm_err(ctx, SMELT_ERR_INVALID_ARG, "%s: unknown attribute '%s'",
