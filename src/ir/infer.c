@@ -11,7 +11,7 @@
 
 #include "core/alloc.h"
 #include "ir/shape_util.h"
-#include "runtime/eval.h"
+#include "ir/eval.h"
 
 #define MAX_OPERANDS 64
 

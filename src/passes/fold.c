@@ -17,7 +17,7 @@
 #include "ir/infer.h"
 #include "ir/rewrite.h"
 #include "passes/pass.h"
-#include "runtime/eval.h"
+#include "ir/eval.h"
 
 #define MAX_OPERANDS 64
 

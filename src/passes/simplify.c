@@ -25,7 +25,7 @@
 #include "core/dtype.h"
 #include "ir/rewrite.h"
 #include "passes/pass.h"
-#include "runtime/eval.h"
+#include "ir/eval.h"
 
 #define MAX_OPERANDS 64
 

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
-#include "runtime/eval.h"
+#include "ir/eval.h"
 #include "runtime/executor.h"
 
 static double now_ms(void)

@@ -16,7 +16,7 @@
 #include "ir/infer.h"
 #include "ir/rewrite.h"
 #include "passes/pass.h"
-#include "runtime/eval.h"
+#include "ir/eval.h"
 #include "runtime/interp.h"
 
 static sm_graph *parse(const char *text)

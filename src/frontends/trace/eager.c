@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "frontends/trace/trace.h"
-#include "runtime/eval.h"
+#include "ir/eval.h"
 
 static const char *kind_name(smelt_attr_kind k)
 {

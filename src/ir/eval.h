@@ -1,7 +1,9 @@
 /*
  * eval.h - evaluating one node on concrete tensors with its reference
- * kernel: the step shared by the interpreter's callers that fold values
- * ahead of time (shape inference, constant folding).
+ * kernel: an IR service (the node's shape function sizes the outputs, the
+ * op table's reference kernel fills them) for shape inference, constant
+ * folding, eager ops and the runtime's block walker alike. It lives in
+ * the IR, not the runtime, so those callers keep the layers one-way.
  */
 #ifndef SM_EVAL_H
 #define SM_EVAL_H

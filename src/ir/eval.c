@@ -1,9 +1,9 @@
 /*
  * eval.c - one node on concrete tensors: shape function, then reference
- * kernel. Used by shape inference (small shape computations) and by
- * constant folding.
+ * kernel (through kernels/kernel.h). Used by shape inference (small shape
+ * computations), constant folding, eager ops and the runtime's walker.
  */
-#include "runtime/eval.h"
+#include "ir/eval.h"
 
 #include <string.h>
 
