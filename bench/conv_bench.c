@@ -19,7 +19,7 @@
 #include "ir/op.h"
 #include "kernels/cpu/cpuid.h"
 #include "kernels/cpu/registry.h"
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 
 static double now(void)
 {

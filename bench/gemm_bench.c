@@ -19,7 +19,7 @@
 #include "core/alloc.h"
 #include "kernels/cpu/cpuid.h"
 #include "kernels/cpu/gemm.h"
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -9,14 +9,7 @@
 
 #include "core/attr.h"
 #include "kernels/kernel.h"
-
-typedef enum sm_op {
-#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)   \
-    SM_OP_##name,
-#include "ir/ops.def"
-#undef OP
-    SM_OP_COUNT
-} sm_op;
+#include "kernels/ops.h" /* sm_op and the reference kernels' prototypes */
 
 /* How an op takes part in fusion. */
 typedef enum sm_op_class {
@@ -77,10 +70,10 @@ typedef struct sm_op_info {
     int n_spec;
 } sm_op_info;
 
-/* Declarations of every function the table names. */
+/* Declarations of the shape and cost functions the table names (the
+ * reference kernels' are in kernels/ops.h). */
 #define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)   \
     smelt_status shape(sm_shape_ctx *s);                                       \
-    smelt_status ref(const sm_kargs *a);                                       \
     void cost(const sm_shape_ctx *s, sm_cost *c);
 #include "ir/ops.def"
 #undef OP

@@ -7,7 +7,7 @@
 #define SM_EXECUTOR_H
 
 #include "plan/plan.h"
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 
 struct smelt_session {
     const sm_plan *p;

@@ -24,7 +24,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/registry.h"
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 
 /* The three ISA entries of one kernel, widest first. */
 #define CK_ENTRIES(name)                                                       \

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 #include "testutil.h"
 
 static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)

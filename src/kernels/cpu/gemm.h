@@ -16,7 +16,7 @@
 
 #include "core/status.h"
 #include "kernels/cpu/cpu_ops.h"
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 
 /*
  * Cache blocking, measured on Zen 4 (32 KB L1d, 1 MB L2 per core) with

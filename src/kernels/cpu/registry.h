@@ -45,10 +45,10 @@
 #include <stdint.h>
 
 #include "core/attr.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/cpu/cpuid.h"
 #include "kernels/kernel.h"
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 
 /* The most inputs or outputs a planned node may have. */
 #define SM_KERNEL_MAX_OPERANDS 64

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 
 static const char *const act_names[SM_ACT_COUNT] = {

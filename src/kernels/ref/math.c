@@ -15,7 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/pointwise.h"
 
 #define UF(name, expr)                                                         \

@@ -5,7 +5,7 @@
  * complement wrap-around, so int64 stays exact.
  */
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 
 /* A dot product's result: in f for float dtypes, in i for integers. */

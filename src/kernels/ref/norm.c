@@ -7,7 +7,7 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 
 static double ld(const sm_tensor *t, int64_t i)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 #include "kernels/ref/window.h"
 

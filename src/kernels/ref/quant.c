@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 
 /* Element i of a quantization parameter: its only value (per tensor) or

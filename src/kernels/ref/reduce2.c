@@ -12,7 +12,7 @@
  */
 #include <math.h>
 
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/pointwise.h"
 
 static double rf_add(double acc, double x)

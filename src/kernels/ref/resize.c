@@ -19,7 +19,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 
 #define MAX_TAPS 4

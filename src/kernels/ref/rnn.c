@@ -18,7 +18,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/kernel.h"
 
 const sm_rnn_kind sm_rnn_kinds[3] = {

@@ -11,7 +11,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/select.h"
 
 /* The most samples RoiAlign takes per output bin. */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 #include "kernels/ref/select.h"
 

@@ -12,7 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "ir/op.h"
+#include "kernels/ops.h"
 #include "kernels/ref/select.h"
 
 void sm_sort_index(int64_t *idx, int64_t *tmp, int64_t n, sm_sort_cmp cmp,

@@ -12,7 +12,7 @@
  * and waking a sleeping thread costs tens of microseconds), then sleeps on a
  * condition variable. Nothing is allocated after the pool is made.
  */
-#include "runtime/threadpool.h"
+#include "core/threadpool.h"
 
 #include <pthread.h>
 #include <sched.h>

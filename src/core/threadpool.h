@@ -8,8 +8,9 @@
  * time per pool: a pool belongs to one session (one running thread), and
  * a nested call from inside a chunk runs inline.
  *
- * This header depends on core only, so kernels (which never see the
- * runtime otherwise) can be handed a pool and split their work on it.
+ * It lives in core, beneath every layer, so kernels (which include
+ * nothing but core and themselves) can be handed a pool by the runtime
+ * and split their work on it.
  */
 #ifndef SM_THREADPOOL_H
 #define SM_THREADPOOL_H
