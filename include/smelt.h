@@ -274,13 +274,13 @@ typedef struct smelt_session smelt_session_t;
 typedef struct smelt_plan_options {
     size_t struct_size; /* sizeof(smelt_plan_options), set by
                            smelt_plan_options_default */
-    int32_t threads;  /* threads per session (default 1; 0: every CPU) */
-    int32_t level;    /* optimizer level run before planning, 0..3
-                         (default 3); -1: none, not even inference */
-    const char *isa;  /* "scalar", "avx2", "avx512" or NULL (what the CPU
-                         has); never above what the CPU has. SMELT_ISA in
-                         the environment lowers it as well */
-    const char *dims; /* sizes of symbolic dims: "batch=1,seq=128" */
+    int32_t threads;    /* threads per session (default 1; 0: every CPU) */
+    int32_t level;      /* optimizer level run before planning, 0..3
+                           (default 3); -1: none, not even inference */
+    const char *isa;    /* "scalar", "avx2", "avx512" or NULL (what the CPU
+                           has); never above what the CPU has. SMELT_ISA in
+                           the environment lowers it as well */
+    const char *dims;   /* sizes of symbolic dims: "batch=1,seq=128" */
     /* When set, compile for these inputs' dtypes and shapes (their
      * values are not read); otherwise the declared input types, with
      * `dims` bound, must be concrete. */
@@ -351,8 +351,12 @@ typedef struct smelt_plan_stats {
                               (If, Loop) and data-dependent shapes */
     int32_t inplace;       /* outputs written over a dying input */
     int32_t threads;
-    int32_t channels_last; /* values kernels pass as NHWC, not NCHW */
-    char isa[64];          /* the CPU features kernels were chosen for */
+    int32_t channels_last;   /* values kernels pass as NHWC, not NCHW */
+    char isa[64];            /* the CPU features kernels were chosen for */
+    int32_t arena_buffers;   /* buffers placed in the arena (workspaces too) */
+    int32_t shared_buffers;  /* of those, the ones whose bytes another
+                                buffer reuses while it is dead */
+    int32_t channel_blocked; /* values passed in channel blocks, not NCHW */
 } smelt_plan_stats;
 
 /* out->struct_size must be set (SMELT_STRUCT_INIT). */
@@ -360,7 +364,7 @@ smelt_status smelt_plan_get_stats(const smelt_plan_t *p, smelt_plan_stats *out);
 
 typedef struct smelt_plan_step_info {
     size_t struct_size; /* SMELT_STRUCT_INIT(smelt_plan_step_info) */
-    const char *name; /* the node's name, else its first output's */
+    const char *name;   /* the node's name, else its first output's */
     const char *op;
     const char *kernel; /* "ref", "copy", "dynamic" or the CPU kernel */
     double flops, bytes_read, bytes_write; /* from the op's cost function */

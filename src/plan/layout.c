@@ -1,9 +1,11 @@
 /*
- * layout.c - the channels-last hand-off: which of the plan's values live
- * in memory as NHWC (or in channel blocks) rather than NCHW.
+ * layout.c - the plan's layout choice: which of its values live in
+ * memory as NHWC (or in channel blocks) rather than NCHW. This is the
+ * only place Smelt chooses a data layout; "layout" means this choice.
  *
- * The graph, the reference kernels and the caller only ever see NCHW
- * (docs/FUSION.md: layout is advice). But a chain of convolutions that
+ * The graph, the optimizer, the reference kernels and the caller only
+ * ever see NCHW, so no pass and no reference kernel needs a second
+ * layout (docs/RUNTIME.md). But a chain of convolutions that
  * can all read and write channels-last (MobileNet: 1x1, depthwise, 1x1,
  * ...) would otherwise transpose at every layer: the depthwise kernel
  * works on channels a vector at a time, and the position-major GEMM
@@ -108,7 +110,7 @@ static unsigned step_bits(const sm_step *st, const unsigned char *fmt)
 
 void sm_plan_choose_layouts(sm_plan *p)
 {
-    p->n_nhwc = 0;
+    p->n_nhwc = p->n_blocked = 0;
     if (p->reference || p->n_slots == 0)
         return;
     unsigned *can = sm_calloc((size_t)p->n_steps + 1, sizeof *can);
@@ -165,9 +167,11 @@ void sm_plan_choose_layouts(sm_plan *p)
             }
         }
     }
-    for (int s = 0; s < p->n_slots; s++)
-        p->n_nhwc += fmt[s] != 0;
-    for (int j = 0; j < p->n_steps && p->n_nhwc; j++) {
+    for (int s = 0; s < p->n_slots; s++) {
+        p->n_nhwc += fmt[s] == F_NHWC;
+        p->n_blocked += fmt[s] == F_B16;
+    }
+    for (int j = 0; j < p->n_steps && p->n_nhwc + p->n_blocked; j++) {
         sm_step *st = &p->steps[j];
         if (!can[j] || st->n_in < 1 || st->n_out < 1)
             continue;

@@ -4,11 +4,13 @@
  * which buffers whose lifetimes do not overlap share memory; then what a
  * plan says about itself (stats, steps, its text form) and freeing it.
  *
- * The planner is the one the memplan pass uses (greedy best fit, largest
- * buffer first), but over steps rather than graph nodes: a fused region
- * expanded into its body's nodes, kernel workspaces (live for one step)
- * and graph outputs (written into the caller's tensors, outside the
- * arena) only exist at this level.
+ * This is the one place where Smelt decides memory: the optimizer's
+ * passes only rewrite the graph. Planning happens over steps rather than
+ * graph nodes, because a fused region expanded into its body's nodes,
+ * kernel workspaces (live for one step), views, the kernel chosen for a
+ * node (whether it may write over its input) and graph outputs (written
+ * into the caller's tensors, outside the arena) only exist at this level.
+ * Offsets come from core/interval_fit (greedy best fit, largest first).
  */
 #include "core/interval_fit.h"
 #include <stdio.h>
@@ -130,6 +132,38 @@ static void share_inplace(sm_plan *p, int *rlast)
     }
 }
 
+static int by_start(const void *a, const void *b)
+{
+    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return (x->size > y->size) - (x->size < y->size);
+}
+
+/* Counts the arena's buffers (slot roots and workspaces, empty ones left
+ * out) and those whose bytes another buffer also uses at another time:
+ * sorted by offset, a buffer overlaps an earlier one when it starts below
+ * the highest end seen so far, and a later one when the next buffer
+ * starts below its own end. order has room for n pointers. */
+static void count_shared(sm_plan *p, buffer *bufs, int n, buffer **order)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (bufs[i].size > 0 && bufs[i].last >= bufs[i].first)
+            order[k++] = &bufs[i];
+    qsort(order, (size_t)k, sizeof *order, by_start);
+    int64_t high = 0;
+    p->n_buffers = k;
+    p->n_shared = 0;
+    for (int i = 0; i < k; i++) {
+        int64_t end = order[i]->offset + order[i]->size;
+        p->n_shared += (i > 0 && order[i]->offset < high) ||
+                       (i + 1 < k && order[i + 1]->offset < end);
+        if (end > high)
+            high = end;
+    }
+}
+
 smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
 {
     /* buffers 0..n_slots) belong to slots (empty unless an arena root),
@@ -167,6 +201,7 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
         p->unshared_bytes += b->size;
     }
     p->arena_bytes = sm_interval_fit(bufs, n, scratch);
+    count_shared(p, bufs, n, scratch);
     for (int s = 0; s < p->n_slots; s++)
         if (p->slots[s].kind == SM_SLOT_ARENA)
             p->slots[s].offset = bufs[root(p, s)].offset;
@@ -220,6 +255,9 @@ smelt_status smelt_plan_get_stats(const smelt_plan_t *p,
     out->dynamic_steps = p->n_dynamic;
     out->inplace = p->n_inplace;
     out->channels_last = p->n_nhwc;
+    out->channel_blocked = p->n_blocked;
+    out->arena_buffers = p->n_buffers;
+    out->shared_buffers = p->n_shared;
     out->threads = p->threads;
     for (int j = 0; j < p->n_steps; j++) {
         out->kernel_steps += p->steps[j].kind == SM_STEP_KERNEL;
@@ -359,11 +397,15 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
                       "# plan '%s': %d steps (%d optimized, %d reference, %d "
                       "dynamic), %d threads, isa %s\n"
                       "# arena %lld bytes (unshared %lld), weights %lld "
-                      "bytes, %d in place, %d channels-last\n",
+                      "bytes, %d of %d buffers shared, %d in place\n"
+                      "# layout: %d values channels-last, %d channel-blocked, "
+                      "the others NCHW\n",
                       p->g->name ? p->g->name : "", s.steps, s.kernel_steps,
                       s.ref_steps, s.dynamic_steps, s.threads, s.isa,
                       (long long)s.arena_bytes, (long long)s.unshared_bytes,
-                      (long long)s.weight_bytes, s.inplace, s.channels_last);
+                      (long long)s.weight_bytes, s.shared_buffers,
+                      s.arena_buffers, s.inplace, s.channels_last,
+                      s.channel_blocked);
     for (int j = 0; j < p->n_steps; j++) {
         const sm_step *st = &p->steps[j];
         smelt_plan_step_info info = SMELT_STRUCT_INIT(smelt_plan_step_info);

@@ -92,7 +92,9 @@ struct smelt_plan {
     int *out_copy; /* output i must be copied from its slot (not OUTPUT) */
     int64_t arena_bytes, unshared_bytes, weight_bytes;
     int n_inplace, n_dynamic;
-    int n_nhwc; /* values held channels-last */
+    int n_buffers, n_shared; /* arena buffers; those whose bytes another
+                                buffer reuses at another time */
+    int n_nhwc, n_blocked;   /* values held channels-last, in channel blocks */
     int threads;
     unsigned features;
     int reference; /* every step on its reference kernel */
@@ -108,7 +110,7 @@ smelt_status sm_plan_build(smelt_ctx_t *ctx, sm_plan *p);
 
 /* Liveness over the steps, in-place sharing and arena offsets (plan.c):
  * fills slot first/last/share/offset, step ws_offset, arena_bytes,
- * unshared_bytes and n_inplace. */
+ * unshared_bytes, n_inplace, n_buffers and n_shared. */
 smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p);
 
 /* The operands of step st as a kernel sees them (compile.c): d points
@@ -116,8 +118,9 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p);
 void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
                        sm_kernel_operand *in, sm_kernel_operand *out);
 
-/* Chooses which values kernels pass channels-last (layout.c): sets
- * st->nhwc of the steps that read or write them and their workspace. */
+/* Chooses which values kernels pass channels-last or channel-blocked
+ * (layout.c): sets st->nhwc of the steps that read or write them and
+ * their workspace, n_nhwc and n_blocked. */
 void sm_plan_choose_layouts(sm_plan *p);
 
 /* Runs every kernel step's prepack() in step order and frees the bytes of

@@ -380,13 +380,15 @@ static smelt_graph_t *block_graph(smelt_ctx_t *ctx, const char *body,
     return g;
 }
 
-/* Compiles the graph at -O0 with 1 and 2 threads, checks the count of
- * channels-last values, that each of the n_want strings is in the plan's
- * text and none of the n_not ones, and the outputs against the reference
- * interpreter; a reference plan passes nothing channels-last. */
+/* Compiles the graph at -O0 with 1 and 2 threads, checks the counts of
+ * channels-last and channel-blocked values, that each of the n_want
+ * strings is in the plan's text and none of the n_not ones, and the
+ * outputs against the reference interpreter; a reference plan passes
+ * nothing channels-last or blocked. */
 static void check_plan(const char *body, const int64_t (*w)[4], int nw,
-                       int n_outputs, int want_cl, const char *const *want,
-                       int n_want, const char *const * not, int n_not)
+                       int n_outputs, int want_cl, int want_b16,
+                       const char *const *want, int n_want,
+                       const char *const * not, int n_not)
 {
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = block_graph(ctx, body, w, nw);
@@ -412,9 +414,11 @@ static void check_plan(const char *body, const int64_t (*w)[4], int nw,
         assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
         char *text = NULL;
         assert_int_equal(smelt_plan_print(ctx, p, &text), SMELT_OK);
-        if (s.channels_last != want_cl)
-            fail_msg("%d values channels-last, expected %d:\n%s",
-                     s.channels_last, want_cl, text);
+        if (s.channels_last != want_cl || s.channel_blocked != want_b16)
+            fail_msg("%d values channels-last and %d blocked, expected %d "
+                     "and %d:\n%s",
+                     s.channels_last, s.channel_blocked, want_cl, want_b16,
+                     text);
         for (int i = 0; i < n_want; i++)
             if (!strstr(text, want[i]))
                 fail_msg("'%s' not in the plan:\n%s", want[i], text);
@@ -444,6 +448,7 @@ static void check_plan(const char *body, const int64_t (*w)[4], int nw,
     smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
     assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
     assert_int_equal(s.channels_last, 0);
+    assert_int_equal(s.channel_blocked, 0);
     smelt_plan_free(p);
     for (int k = 0; k < n_outputs; k++)
         smelt_tensor_free(ref[k]);
@@ -458,7 +463,7 @@ static void test_plan_chain(void **state)
     const char *want[] = {
         "b16:out %y0:",     "b16:in nhwc:out %y1:", "nhwc:in,out %y2:",
         "nhwc:in,out %y3:", "nhwc:in,out %y4:",     "nhwc:in %y5:"};
-    check_plan(chain_body, chain_w, 6, 1, 5, want, 6, NULL, 0);
+    check_plan(chain_body, chain_w, 6, 1, 4, 1, want, 6, NULL, 0);
 }
 
 static void test_plan_block(void **state)
@@ -467,7 +472,7 @@ static void test_plan_block(void **state)
     const char *want[] = {"b16:out %y0:", "b16:in %y1:", "b16:out %y3:",
                           "b16:in %y4:", "b16:in %y7:"};
     const char * not [] = {"nhwc:in %y2:", "nhwc:in %y5:", "nhwc:in,out"};
-    check_plan(block_body, block_w, 7, 2, 2, want, 5, not, 3);
+    check_plan(block_body, block_w, 7, 2, 0, 2, want, 5, not, 3);
 }
 
 int main(void)

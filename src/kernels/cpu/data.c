@@ -398,11 +398,12 @@ static int where_supports(const sm_kernel_desc *d)
            where_analyze(r, dims, d->out[0].ndim, d->out[0].dims, &g);
 }
 
-/* out[i] = c[i * sc] ? a[i * sa] : b[i * sb], elements of ES bytes. */
+/* out[i] = c[i * sc] ? a[i * sa] : b[i * sb], elements of ES bytes
+ * (memmove: in place, the source may be the destination itself). */
 #define WHERE_LOOP(ES)                                                         \
     for (int64_t i = 0; i < n; i++)                                            \
-        memcpy(y + i * (ES),                                                   \
-               c[i * sc] ? a + i * sa * (ES) : b + i * sb * (ES), ES);         \
+        memmove(y + i * (ES),                                                  \
+                c[i * sc] ? a + i * sa * (ES) : b + i * sb * (ES), ES);        \
     break
 
 /* out[i] = c[i] ? a[i * sa] : b[i * sb] for 4-byte elements: a mask
@@ -462,10 +463,10 @@ static void where_items(void *arg, int64_t begin, int64_t end, int tid)
         case 8: WHERE_LOOP(8);
         default:
             for (int64_t i = 0; i < n; i++)
-                memcpy(y + (size_t)i * es,
-                       c[i * sc] ? a + i * sa * (int64_t)es
-                                 : b + i * sb * (int64_t)es,
-                       es);
+                memmove(y + (size_t)i * es,
+                        c[i * sc] ? a + i * sa * (int64_t)es
+                                  : b + i * sb * (int64_t)es,
+                        es);
         }
     }
 }
@@ -504,5 +505,12 @@ static smelt_status where_run(const sm_kargs *a, void *packed,
     return SMELT_OK;
 }
 
-const sm_cpu_kernel sm_cpu_where = {
-    .name = "where_any", .supports = where_supports, .run = where_run};
+/* In place: the plan aliases the output only with an input of the
+ * output's shape, which then steps through memory exactly as the output
+ * does, and every element is read (where4 loads both sources and the
+ * condition first) before the same element is written; threads take
+ * disjoint pieces of the output, hence of that input. */
+const sm_cpu_kernel sm_cpu_where = {.name = "where_any",
+                                    .flags = SM_CPU_KERNEL_INPLACE,
+                                    .supports = where_supports,
+                                    .run = where_run};
