@@ -215,7 +215,9 @@ typedef struct smelt_pass_stats {
     const char *name;
     int32_t nodes_before, nodes_after; /* in all blocks */
     int32_t changed, folded, removed, fused;
-    int64_t peak_bytes; /* planned peak memory (memory-plan pass), else 0 */
+    int64_t peak_bytes; /* always 0: no pass plans memory any more (the
+                           plan does: smelt_plan_stats); kept so the
+                           fields after it stay where they were */
     double ms;
     const char *log; /* the pass's notes, one per line ("" when none) */
 } smelt_pass_stats;

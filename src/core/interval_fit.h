@@ -1,6 +1,6 @@
 /*
  * interval_fit.h - placing buffers with lifetimes into one arena: the
- * offset assignment shared by the memory-plan pass and the plan compiler.
+ * plan's offset assignment (plan/plan.c).
  */
 #ifndef SM_INTERVAL_FIT_H
 #define SM_INTERVAL_FIT_H

@@ -63,10 +63,6 @@ struct sm_node {
     sm_block **blocks;
     sm_block *owner;
     int src_line, src_col; /* where the text form defined it (0: unknown) */
-    /* Set by the inplace pass: 1 + the index of the input whose buffer
-     * output 0 may reuse, 0 for none. Advice the memory plan re-checks;
-     * not part of the text form. */
-    int inplace;
 };
 
 struct sm_block {

@@ -137,22 +137,10 @@ smelt_status smelt_opt_report_get(const smelt_opt_report_t *r, int i,
     out->folded = s->stats.folded;
     out->removed = s->stats.removed;
     out->fused = s->stats.fused;
-    out->peak_bytes = s->stats.peak_bytes;
     out->ms = s->ms;
     out->log = s->stats.log ? s->stats.log : "";
     sm_sized_out(caller, out, sizeof *out);
     return SMELT_OK;
-}
-
-/* "1.5 MiB" */
-static void human_bytes(char *buf, size_t size, int64_t b)
-{
-    if (b >= (int64_t)1 << 20)
-        snprintf(buf, size, "%.1f MiB", (double)b / (1 << 20));
-    else if (b >= 1024)
-        snprintf(buf, size, "%.1f KiB", (double)b / 1024);
-    else
-        snprintf(buf, size, "%lld B", (long long)b);
 }
 
 smelt_status smelt_opt_report_print(smelt_ctx_t *ctx,
@@ -170,20 +158,17 @@ smelt_status smelt_opt_report_print(smelt_ctx_t *ctx,
     }
     sm_strbuf b;
     sm_strbuf_init(&b);
-    sm_strbuf_appendf(&b, "%-*s %15s %7s %8s %6s %12s %10s\n", w, "pass",
-                      "nodes", "folded", "removed", "fused", "peak memory",
-                      "time");
+    sm_strbuf_appendf(&b, "%-*s %15s %7s %8s %6s %10s\n", w, "pass", "nodes",
+                      "folded", "removed", "fused", "time");
     double total = 0;
     for (int i = 0; i < r->rep.n; i++) {
         const sm_pass_step *s = &r->rep.steps[i];
-        char nodes[32], peak[32] = "-";
+        char nodes[32];
         snprintf(nodes, sizeof nodes, "%d -> %d", s->stats.nodes_before,
                  s->stats.nodes_after);
-        if (s->stats.peak_bytes > 0)
-            human_bytes(peak, sizeof peak, s->stats.peak_bytes);
-        sm_strbuf_appendf(&b, "%-*s %15s %7d %8d %6d %12s %7.2f ms\n", w,
+        sm_strbuf_appendf(&b, "%-*s %15s %7d %8d %6d %7.2f ms\n", w,
                           s->pass->name, nodes, s->stats.folded,
-                          s->stats.removed, s->stats.fused, peak, s->ms);
+                          s->stats.removed, s->stats.fused, s->ms);
         total += s->ms;
         if (notes && s->stats.log) {
             const char *p = s->stats.log;
@@ -196,8 +181,8 @@ smelt_status smelt_opt_report_print(smelt_ctx_t *ctx,
         }
     }
     if (r->rep.n)
-        sm_strbuf_appendf(&b, "%-*s %15s %7s %8s %6s %12s %7.2f ms\n", w,
-                          "total", "", "", "", "", "", total);
+        sm_strbuf_appendf(&b, "%-*s %15s %7s %8s %6s %7.2f ms\n", w, "total",
+                          "", "", "", "", total);
     return sm_strbuf_take(&b, ctx, out);
 }
 

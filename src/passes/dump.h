@@ -2,7 +2,7 @@
  * dump.h - the debug dump of a pipeline run (SMELT_DEBUG=1 or
  * --debug-dir): the graph as captured and after each pass, as text IR,
  * DOT and (when Graphviz is installed) SVG, numbered in pass order, plus
- * whatever passes add (memory plans, generated code), all listed in
+ * whatever passes add (generated code), all listed in
  * index.txt.
  */
 #ifndef SM_DUMP_H

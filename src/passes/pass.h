@@ -42,9 +42,7 @@ typedef struct sm_pass_stats {
     int folded;                    /* constants produced by folding */
     int removed;                   /* nodes removed */
     int fused;                     /* nodes absorbed into fused nodes */
-    int64_t peak_bytes;  /* memory plan: planned peak (memplan pass) */
-    int64_t total_bytes; /* memory plan: sum of all tensor sizes */
-    char *log;           /* owned, NUL-terminated, may be NULL */
+    char *log;                     /* owned, NUL-terminated, may be NULL */
     size_t log_len;
 } sm_pass_stats;
 
@@ -80,7 +78,7 @@ void sm_pass_log(sm_pass_ctx *pc, const char *fmt, ...)
 
 /* When the manager is dumping (SMELT_DEBUG / --debug-dir), writes `text`
  * to "<step>-<pass>.<suffix>" in the dump folder and lists it in the
- * index (a memory plan, generated code). A no-op otherwise. */
+ * index (generated code, say). A no-op otherwise. */
 smelt_status sm_pass_dump_file(sm_pass_ctx *pc, const char *suffix,
                                const char *text, size_t len);
 

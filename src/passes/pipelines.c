@@ -7,7 +7,8 @@
  * constants, CSE, then DCE to sweep what the others left unused. A pass of
  * the sequence whose level is higher (unroll) joins it at that level.
  * -O2 and -O3 then add the passes.def rows of their level that are not in
- * the sequence (fusion, layout, memory planning), in table order.
+ * the sequence (fusion), in table order. No row has level 3 today: -O3
+ * is -O2 (memory and layout are the plan's, src/plan/).
  */
 #include <string.h>
 

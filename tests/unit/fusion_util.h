@@ -1,7 +1,7 @@
 /*
- * fusion_util.h - helpers for the fusion and memory-plan tests
- * (test_fusion.c, test_memplan.c): graphs from text, seeded random
- * inputs, running the reference interpreter, running passes, comparing.
+ * fusion_util.h - helpers for the fusion tests (test_fusion.c): graphs
+ * from text, seeded random inputs, running the reference interpreter,
+ * running passes, comparing.
  *
  * Everything is static inline so that each test uses what it needs.
  */

@@ -250,7 +250,7 @@ static void test_fold_conv_bn(void **state)
     /* and the whole -O3 pipeline: one FusedConv with relu at the end */
     fu_passes(a,
               "fold_conv_bn,decompose,recognize,layout,fuse_conv,"
-              "fuse_gemm,fuse_elementwise,inplace,memplan",
+              "fuse_gemm,fuse_elementwise",
               0, NULL);
     assert_int_equal(fu_count(a->top, SM_OP_FusedConv), 1);
     assert_int_equal(fu_count(a->top, SM_OP_Relu), 0);
@@ -449,7 +449,7 @@ static void test_alloc_failures(void **state)
         "  %k = Sum(%t2, %x, %x)\n  %r = Relu(%k)\n  return %r\n}\n";
     const char *texts[2] = {cbn, other};
     const char *passes = "fold_conv_bn,decompose,recognize,layout,fuse_conv,"
-                         "fuse_gemm,fuse_elementwise,inplace,memplan";
+                         "fuse_gemm,fuse_elementwise";
     sm_pass_options opt;
     sm_pass_options_default(&opt);
     opt.why_not_fused = 1;

@@ -199,23 +199,36 @@ static void bisect(smelt_ctx_t *ctx, const check_args *a,
     smelt_string_free(list);
 }
 
-/* The planned peak of the memory-plan pass, 0 when none ran. */
-static int64_t planned_peak(const smelt_opt_report_t *rep)
+/* What the plan (the owner of memory decisions) makes of the optimized
+ * graph for these inputs: stats->arena_bytes, or 0 with the reason in
+ * why when it does not compile. */
+static void plan_memory(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                        smelt_tensor_t *const *inputs, smelt_plan_stats *stats,
+                        char *why, size_t size)
 {
-    int64_t peak = 0;
-    for (int i = 0; i < smelt_opt_report_num_passes(rep); i++) {
-        smelt_pass_stats s = SMELT_STRUCT_INIT(smelt_pass_stats);
-        if (smelt_opt_report_get(rep, i, &s) == SMELT_OK && s.peak_bytes > peak)
-            peak = s.peak_bytes;
+    smelt_plan_options o;
+    smelt_plan_options_default(&o);
+    o.level = 0; /* the graph is optimized already */
+    o.inputs = inputs;
+    o.n_inputs = smelt_graph_num_inputs(g);
+    smelt_plan_t *p = NULL;
+    memset(stats, 0, sizeof *stats);
+    stats->struct_size = sizeof *stats;
+    if (smelt_plan_compile(ctx, g, &o, &p) == SMELT_OK) {
+        smelt_plan_get_stats(p, stats);
+        why[0] = 0;
+    } else {
+        snprintf(why, size, "%s", smelt_ctx_error(ctx));
     }
-    return peak;
+    smelt_plan_free(p);
 }
 
 static void checklist(int valid, int n_passes, int n_out, int bad,
-                      int64_t planned, int64_t measured)
+                      const smelt_plan_stats *plan, const char *why,
+                      int64_t measured)
 {
     char pl[32], me[32];
-    cli_human_size(pl, sizeof pl, planned);
+    cli_human_size(pl, sizeof pl, plan->arena_bytes);
     cli_human_size(me, sizeof me, measured);
     printf("\ndeployment checklist:\n");
     printf("  [%c] graph valid: verified as loaded and after each of %d "
@@ -227,15 +240,16 @@ static void checklist(int valid, int n_passes, int n_out, int bad,
     /* The plan covers activation buffers; the measurement is everything
      * the reference interpreter allocates (bookkeeping included): shown
      * side by side, not judged. */
-    if (planned > 0)
-        printf("  [-] memory: planned peak %s (activations, memory plan); "
-               "measured %s allocated by the reference interpreter while "
-               "running\n",
-               pl, me);
-    else
-        printf("  [-] memory: no memory plan in this pipeline; measured %s "
-               "allocated by the reference interpreter while running\n",
+    if (!*why)
+        printf("  [-] memory: plan arena %s (activations; %d of %d buffers "
+               "shared, %d in place); measured %s allocated by the "
+               "reference interpreter while running\n",
+               pl, plan->shared_buffers, plan->arena_buffers, plan->inplace,
                me);
+    else
+        printf("  [-] memory: no plan (%s); measured %s allocated by the "
+               "reference interpreter while running\n",
+               why, me);
     printf("  [x] backends tested: reference interpreter (the only backend "
            "in this build)\n");
 }
@@ -287,10 +301,14 @@ static int check(smelt_ctx_t *ctx, check_args *a, smelt_graph_t *orig)
     }
     if (!rc && bad)
         bisect(ctx, a, orig, inputs, want);
+    smelt_plan_stats plan;
+    char why[512] = "the pipeline failed";
+    memset(&plan, 0, sizeof plan);
+    if (!rc && valid)
+        plan_memory(ctx, g, inputs, &plan, why, sizeof why);
     if (!rc)
         checklist(valid, smelt_opt_report_num_passes(rep),
-                  smelt_graph_num_outputs(orig), bad, planned_peak(rep),
-                  measured);
+                  smelt_graph_num_outputs(orig), bad, &plan, why, measured);
     for (int i = 0; i < MAX_IO; i++) {
         smelt_tensor_free(inputs[i]);
         smelt_tensor_free(want[i]);
