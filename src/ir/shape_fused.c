@@ -92,22 +92,9 @@ static smelt_status check_act(sm_shape_ctx *s)
     return sm_act_read(s->ctx, s->op->name, &s->attrs, &act);
 }
 
-/*
- * FusedConv(X, W, B?, R?): Conv's output type; R must broadcast onto it.
- * `layout` names the layout the CPU kernels should use inside (the
- * tensors stay NCHW): NCHW, NHWC, NCHWc8 or NCHWc16.
- */
+/* FusedConv(X, W, B?, R?): Conv's output type; R must broadcast onto it. */
 smelt_status sm_shape_fusedconv(sm_shape_ctx *s)
 {
-    static const char *const layouts[] = {"NCHW", "NHWC", "NCHWc8", "NCHWc16"};
-    const char *lay = sm_attrs_string(&s->attrs, "layout", "NCHW");
-    int ok = 0;
-    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++)
-        ok |= strcmp(lay, layouts[i]) == 0;
-    if (!ok)
-        return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
-                      "%s: layout '%s' is not NCHW, NHWC, NCHWc8 or NCHWc16",
-                      s->op->name, lay);
     SM_TRY(check_act(s));
     sm_shape_ctx conv = *s;
     conv.n_in = s->n_in < 3 ? s->n_in : 3;

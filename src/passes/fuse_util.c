@@ -1,6 +1,6 @@
 /*
  * fuse_util.c - helpers shared by the fusion, decomposition, recognition
- * and layout passes; see fuse_util.h.
+ * and Transpose-cancelling passes; see fuse_util.h.
  */
 #include "passes/fuse_util.h"
 

@@ -1,7 +1,8 @@
 /*
  * fuse_util.h - helpers shared by the fusion, decomposition, recognition
- * and layout passes (decompose.c, fold_conv_bn.c, recognize.c,
- * fuse_conv.c, fuse_gemm.c, fuse_elementwise.c, layout.c): walking every
+ * and Transpose-cancelling passes (decompose.c, fold_conv_bn.c,
+ * recognize.c, fuse_conv.c, fuse_gemm.c, fuse_elementwise.c,
+ * cancel_transposes.c, split_matmul.c): walking every
  * block, reading constants, matching the activation that ends a fused
  * epilogue, replacing a matched chain by its fused node, and logging near
  * misses for --why-not-fused.

@@ -93,12 +93,11 @@ static void test_fusedconv_kernel(void **state)
         "graph f(%x: f32[1,2,5,5], %w: f32[3,2,3,3], %r: f32[3,1,1]) {\n"
         "  %out = FusedConv(%x, %w, _, %r) {activation = \"relu\"}\n"
         "  return %out\n}\n");
-    expect_same(
-        "graph u(%x: f32[1,2,5,5], %w: f32[3,2,1,1]) {\n"
-        "  %y = Conv(%x, %w)\n  %out = Sigmoid(%y)\n  return %out\n}\n",
-        "graph f(%x: f32[1,2,5,5], %w: f32[3,2,1,1]) {\n"
-        "  %out = FusedConv(%x, %w) {activation = \"sigmoid\", layout = "
-        "\"NCHWc8\"}\n  return %out\n}\n");
+    expect_same("graph u(%x: f32[1,2,5,5], %w: f32[3,2,1,1]) {\n"
+                "  %y = Conv(%x, %w)\n  %out = Sigmoid(%y)\n  return %out\n}\n",
+                "graph f(%x: f32[1,2,5,5], %w: f32[3,2,1,1]) {\n"
+                "  %out = FusedConv(%x, %w) {activation = \"sigmoid\"}\n"
+                "  return %out\n}\n");
 }
 
 /* FusedGemm: the batched MatMul path (alpha applied in the epilogue) and
@@ -249,8 +248,8 @@ static void test_fold_conv_bn(void **state)
         assert_true(fu_compare(a, b, seed) <= TOL);
     /* and the whole -O3 pipeline: one FusedConv with relu at the end */
     fu_passes(a,
-              "fold_conv_bn,decompose,recognize,layout,fuse_conv,"
-              "fuse_gemm,fuse_elementwise",
+              "fold_conv_bn,decompose,recognize,cancel_transposes,"
+              "split_matmul,fuse_conv,fuse_gemm,fuse_elementwise",
               0, NULL);
     assert_int_equal(fu_count(a->top, SM_OP_FusedConv), 1);
     assert_int_equal(fu_count(a->top, SM_OP_Relu), 0);
@@ -374,10 +373,6 @@ static void test_bad_fused_ops(void **state)
                    "  %y = FusedConv(%x, %w) {activation = \"swish\"}\n"
                    "  return %y\n}\n",
                    SMELT_ERR_INVALID_ARG, "FusedConv: activation 'swish'");
-    expect_invalid("graph b(%x: f32[1,1,3,3], %w: f32[1,1,1,1]) {\n"
-                   "  %y = FusedConv(%x, %w) {layout = \"NC\"}\n"
-                   "  return %y\n}\n",
-                   SMELT_ERR_INVALID_ARG, "FusedConv: layout 'NC'");
     expect_invalid("graph b(%x: f32[1,1,3,3], %w: f32[2,1,1,1], %r: "
                    "f32[1,3,3,3]) {\n  %y = FusedConv(%x, %w, _, %r)\n"
                    "  return %y\n}\n",
@@ -448,8 +443,8 @@ static void test_alloc_failures(void **state)
         "  %z = Mul(%q, %half)\n  %t2 = Transpose(%z) {perm = [0, 2, 1]}\n"
         "  %k = Sum(%t2, %x, %x)\n  %r = Relu(%k)\n  return %r\n}\n";
     const char *texts[2] = {cbn, other};
-    const char *passes = "fold_conv_bn,decompose,recognize,layout,fuse_conv,"
-                         "fuse_gemm,fuse_elementwise";
+    const char *passes = "fold_conv_bn,decompose,recognize,cancel_transposes,"
+                         "fuse_conv,fuse_gemm,fuse_elementwise";
     sm_pass_options opt;
     sm_pass_options_default(&opt);
     opt.why_not_fused = 1;

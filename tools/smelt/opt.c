@@ -21,7 +21,7 @@ void cli_opt_help(FILE *out)
         "Loads FILE (text IR or ONNX), runs the pipeline and writes the\n"
         "result to OUT (.ir: text IR, .onnx: ONNX) or, without -o, prints\n"
         "it as text IR. -O1 cleans up (inference, folding, CSE, DCE...),\n"
-        "-O2 adds fusion and layout passes, -O3 everything.\n\n"
+        "-O2 adds fusion, -O3 everything.\n\n"
         "  -O0 .. -O3              the pipeline (default -O1)\n"
         "  --passes=a,b,c          run exactly these passes instead\n"
         "  -o OUT                  write the optimized model to OUT\n"
