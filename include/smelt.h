@@ -289,6 +289,11 @@ typedef struct smelt_plan_options {
     smelt_tensor_t *const *inputs;
     int32_t n_inputs;
     int32_t reference; /* run every node with its reference kernel */
+    /* Debug dump (docs/PASSES.md): the optimizer's graphs and the plan
+     * (plan.txt: steps, kernels, memory map and layouts, or why no plan
+     * compiled) go here; NULL: ./smelt-debug when SMELT_DEBUG=1, else
+     * none. */
+    const char *debug_dir;
 } smelt_plan_options;
 
 /* Fills o with the defaults; struct_size is the caller's

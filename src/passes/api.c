@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/dump_dir.h"
 #include "core/sized.h"
 #include "core/strbuf.h"
 #include "ir/rewrite.h"
@@ -54,12 +55,6 @@ static smelt_status read_opt_options(smelt_ctx_t *ctx,
                        opt);
 }
 
-static int debug_env(void)
-{
-    const char *e = getenv("SMELT_DEBUG");
-    return e && *e && strcmp(e, "0") != 0;
-}
-
 /* The internal options for o, with SMELT_DEBUG applied. */
 static void to_pass_options(const smelt_opt_options *o, sm_pass_options *p)
 {
@@ -70,12 +65,9 @@ static void to_pass_options(const smelt_opt_options *o, sm_pass_options *p)
         p->unroll_max_trips = o->unroll_max_trips;
     p->verify_each = o->verify_each != 0;
     p->why_not_fused = o->why_not_fused != 0;
-    p->debug_dir = o->debug_dir;
-    if (debug_env()) {
+    p->debug_dir = sm_dump_dir(o->debug_dir);
+    if (sm_dump_dir(NULL))
         p->verify_each = 1;
-        if (!p->debug_dir)
-            p->debug_dir = "smelt-debug";
-    }
 }
 
 smelt_status smelt_graph_optimize(smelt_ctx_t *ctx, smelt_graph_t *g,

@@ -1,9 +1,9 @@
 /*
- * dump.h - the debug dump of a pipeline run (SMELT_DEBUG=1 or
- * --debug-dir): the graph as captured and after each pass, as text IR,
- * DOT and (when Graphviz is installed) SVG, numbered in pass order, plus
- * whatever passes add (generated code), all listed in
- * index.txt.
+ * dump.h - the debug dump of a compile (SMELT_DEBUG=1 or --debug-dir):
+ * the graph as captured and after each pass, as text IR, DOT and (when
+ * Graphviz is installed) SVG, numbered in pass order, whatever passes add
+ * (generated code), and the plan compiled from the result (plan.txt,
+ * written by the plan through core/dump_dir.h), all listed in index.txt.
  */
 #ifndef SM_DUMP_H
 #define SM_DUMP_H

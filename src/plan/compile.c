@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
+#include "core/dump_dir.h"
 #include "core/sized.h"
 #include "ir/infer.h"
 #include "ir/rewrite.h"
@@ -559,11 +560,13 @@ static int count_unknown(const sm_graph *g)
  * constants of what decides a shape (a Slice's ends, a Reshape's shape
  * computed from Shape nodes), and the shapes learnt let the next round
  * fold more. Rounds go on while they make more shapes concrete. */
-static smelt_status optimize(smelt_ctx_t *ctx, sm_graph *g, int level)
+static smelt_status optimize(smelt_ctx_t *ctx, sm_graph *g, int level,
+                             const char *debug_dir)
 {
     smelt_opt_options oo;
     smelt_opt_options_default(&oo);
     oo.level = level;
+    oo.debug_dir = debug_dir;
     int unknown = count_unknown(g);
     for (int round = 0; round < 4; round++) {
         SM_TRY(smelt_graph_optimize(ctx, g, &oo, NULL));
@@ -600,6 +603,21 @@ static smelt_status read_options(smelt_ctx_t *ctx, const smelt_plan_options *o,
     return SMELT_OK;
 }
 
+/* With a debug dump in effect, writes the plan to it, or why compiling
+ * failed (status st, whose error it keeps). Returns the status of the
+ * whole compile. */
+static smelt_status dump(smelt_ctx_t *ctx, const sm_plan *p,
+                         const smelt_plan_options *opt, smelt_status st)
+{
+    const char *dir = sm_dump_dir(opt->debug_dir);
+    if (!dir)
+        return st;
+    if (st == SMELT_OK)
+        return sm_plan_dump(ctx, p, dir, NULL);
+    sm_plan_dump(ctx, NULL, dir, smelt_ctx_error(ctx));
+    return st;
+}
+
 /* Compiles into a new plan either a copy of graph `copy` or, with copy
  * NULL, graph `own` itself, which the plan then owns (freed with the
  * plan, or here when compiling fails). */
@@ -633,7 +651,7 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
     if (st == SMELT_OK)
         st = sm_graph_infer(ctx, p->g);
     if (st == SMELT_OK && opt->level > 0)
-        st = optimize(ctx, p->g, opt->level);
+        st = optimize(ctx, p->g, opt->level, opt->debug_dir);
     if (st == SMELT_OK)
         st = sm_graph_verify(ctx, p->g);
     if (st == SMELT_OK)
@@ -644,6 +662,7 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
     }
     if (st == SMELT_OK)
         st = sm_plan_assign_memory(ctx, p);
+    st = dump(ctx, p, opt, st);
     if (st != SMELT_OK) {
         smelt_plan_free(p);
         return st;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/dump_dir.h"
 #include "core/sized.h"
 #include "core/strbuf.h"
 #include "plan/plan.h"
@@ -431,4 +432,24 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
         sm_strbuf_putc(&b, '\n');
     }
     return sm_strbuf_take(&b, ctx, out);
+}
+
+smelt_status sm_plan_dump(smelt_ctx_t *ctx, const sm_plan *p, const char *dir,
+                          const char *why)
+{
+    char *text = NULL;
+    if (p) {
+        SM_TRY(smelt_plan_print(ctx, p, &text));
+        smelt_status st = sm_dump_append(ctx, dir, "plan.txt", "plan", text);
+        sm_free(text);
+        return st;
+    }
+    sm_strbuf b;
+    sm_strbuf_init(&b);
+    sm_strbuf_appendf(&b, "# no plan: %s\n", why ? why : "");
+    if (sm_strbuf_take(&b, NULL, &text) != SMELT_OK)
+        return SMELT_ERR_NOMEM;
+    smelt_status st = sm_dump_append(NULL, dir, "plan.txt", "plan", text);
+    sm_free(text);
+    return st;
 }

@@ -132,6 +132,12 @@ smelt_status sm_plan_prepack(smelt_ctx_t *ctx, sm_plan *p);
 void sm_plan_block_reads(const sm_plan *p, const sm_block *b,
                          void (*fn)(void *arg, int slot), void *arg);
 
+/* The debug dump's plan.txt in folder dir (plan.c): p as
+ * smelt_plan_print writes it, or, with p NULL, "# no plan: " and `why`.
+ * Writing it never changes ctx's error when p is NULL. */
+smelt_status sm_plan_dump(smelt_ctx_t *ctx, const sm_plan *p, const char *dir,
+                          const char *why);
+
 /* Frees what the plan's steps own (packed weights). */
 void sm_plan_free_steps(sm_plan *p);
 

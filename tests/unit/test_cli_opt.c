@@ -31,6 +31,33 @@ static int sh(const char *cmd, char **out)
     return tu_sh(dir, cmd, out);
 }
 
+/* A MobileNet-style chain (1x1, depthwise 3x3, 1x1 with Relus) with a
+ * symbolic batch and deterministic weights, written to path. */
+static int write_conv_chain(const char *path)
+{
+    static const int w[3][4] = {{32, 32, 1, 1}, {32, 1, 3, 3}, {64, 32, 1, 1}};
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs("graph c(%x: f32[batch,32,10,10]) {\n", f);
+    unsigned x = 12345u;
+    for (int c = 0; c < 3; c++) {
+        fprintf(f, "  %%w%d: f32[%d,%d,%d,%d] = const [", c, w[c][0], w[c][1],
+                w[c][2], w[c][3]);
+        for (int i = 0; i < w[c][0] * w[c][1] * w[c][2] * w[c][3]; i++) {
+            x = x * 1103515245u + 12345u;
+            fprintf(f, "%s%.4f", i ? ", " : "",
+                    (double)((x >> 8) & 0xffff) / 65536.0 - 0.5);
+        }
+        fputs("]\n", f);
+    }
+    fputs("  %a = Conv(%x, %w0)\n  %r = Relu(%a)\n"
+          "  %d = Conv(%r, %w1) {group = 32, pads = [1, 1, 1, 1]}\n"
+          "  %s = Relu(%d)\n  %y = Conv(%s, %w2)\n  return %y\n}\n",
+          f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -56,7 +83,8 @@ static int setup(void **state)
           "}\n",
           f);
     fclose(f);
-    return 0;
+    snprintf(path, sizeof path, "%s/chain.ir", dir);
+    return write_conv_chain(path);
 }
 
 static int teardown(void **state)
@@ -110,6 +138,12 @@ static void test_opt_stats_and_output(void **state)
     assert_int_equal(
         sscanf(strstr(out, "\ndce "), " dce %d -> %d", &before, &after), 2);
     assert_true(before == 3 && after == 2);
+    /* then the plan of the result: h, MatMul's product, is the only
+     * arena value (y is the caller's), so nothing is written in place */
+    assert_non_null(strstr(out, "\nplan of the optimized graph (2 steps, "));
+    assert_non_null(strstr(out, " buffers shared, 0 steps in place\n"));
+    assert_non_null(strstr(out, "  layout: 0 values channels-last, 0 "
+                                "channel-blocked, the others NCHW\n"));
     assert_non_null(strstr(out, "wrote o.ir"));
     free(out);
     char path[128];
@@ -121,6 +155,57 @@ static void test_opt_stats_and_output(void **state)
     free(text);
     /* the written model loads and checks again */
     assert_int_equal(sh(SMELT " check o.ir", &out), 0);
+    free(out);
+}
+
+/* The numbers `smelt opt --stats` reports for the plan are the plan's
+ * own (smelt_plan_get_stats of the same graph, compiled as smelt run
+ * would); symbolic dims are bound with --dim, else named, not guessed. */
+static void test_opt_plan_stats(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(sh(SMELT " opt chain.ir -O3 --stats -o c.ir", &out), 0);
+    assert_non_null(strstr(out, "plan of the optimized graph: not compiled, "
+                                "its memory and layout depend on the shapes: "
+                                "input 'x' has unbound dims: batch (bind it "
+                                "with --dim batch=SIZE)\n"));
+    free(out);
+    assert_int_equal(
+        sh(SMELT " opt chain.ir -O3 --stats --dim batch=2 -o c.ir", &out), 0);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = NULL;
+    char path[128];
+    snprintf(path, sizeof path, "%s/chain.ir", dir);
+    assert_int_equal(smelt_graph_load(ctx, path, &g), SMELT_OK);
+    smelt_plan_options o;
+    smelt_plan_options_default(&o);
+    o.dims = "batch=2";
+    smelt_plan_t *p = NULL;
+    if (smelt_plan_compile(ctx, g, &o, &p) != SMELT_OK)
+        fail_msg("%s", smelt_ctx_error(ctx));
+    smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
+    assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
+    /* the chain's values between convolutions leave NCHW */
+    assert_true(s.channels_last + s.channel_blocked > 0);
+    char want[256];
+    snprintf(want, sizeof want,
+             "; %d of %d buffers shared, %d steps in place\n"
+             "  layout: %d values channels-last, %d channel-blocked, the "
+             "others NCHW\n",
+             s.shared_buffers, s.arena_buffers, s.inplace, s.channels_last,
+             s.channel_blocked);
+    if (!strstr(out, want))
+        fail_msg("'%s' not in:\n%s", want, out);
+    snprintf(want, sizeof want, "plan of the optimized graph (%d steps, isa ",
+             s.steps);
+    assert_non_null(strstr(out, want));
+    free(out);
+    smelt_plan_free(p);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+    assert_int_equal(sh(SMELT " opt chain.ir --dim batch", &out), 2);
+    assert_non_null(strstr(out, "--dim needs NAME=SIZE"));
     free(out);
 }
 
@@ -184,7 +269,30 @@ static void test_opt_debug_dumps(void **state)
     assert_non_null(strstr(index, "000-captured.ir\tcaptured\tnodes=5\n"));
     assert_non_null(strstr(index, "001-fold.ir\tfold\tnodes=4\n"));
     assert_non_null(strstr(index, "002-dce.dot\tdce\tnodes=3\n"));
+    /* then the plan the optimized graph compiles into */
+    assert_non_null(strstr(index, "plan.txt\tplan\n"));
     free(index);
+    snprintf(path, sizeof path, "%s/dd/plan.txt", dir);
+    char *plan = tu_read_file(path, NULL);
+    assert_non_null(plan);
+    assert_non_null(strstr(plan, "# plan 'm': 3 steps"));
+    assert_non_null(strstr(plan, " buffers shared, 0 in place\n"));
+    assert_non_null(strstr(plan, "# layout: 0 values channels-last"));
+    assert_non_null(strstr(plan, " MatMul "));
+    free(plan);
+    /* no plan for unbound dims: the dump says why */
+    assert_int_equal(sh(SMELT " opt chain.ir --passes=dce --debug-dir dc "
+                              "-o d.ir",
+                        &out),
+                     0);
+    free(out);
+    snprintf(path, sizeof path, "%s/dc/plan.txt", dir);
+    plan = tu_read_file(path, NULL);
+    assert_non_null(plan);
+    assert_non_null(strstr(plan, "# no plan: plan: input 'x' is "
+                                 "f32[batch,32,10,10]; a plan needs concrete "
+                                 "shapes"));
+    free(plan);
     /* SMELT_DEBUG=1 dumps into ./smelt-debug */
     assert_int_equal(
         sh("SMELT_DEBUG=1 " SMELT " opt m.ir --passes=cse -o e.ir", &out), 0);
@@ -193,6 +301,11 @@ static void test_opt_debug_dumps(void **state)
     char *text = tu_read_file(path, NULL);
     assert_non_null(text);
     assert_non_null(strstr(text, "graph m("));
+    free(text);
+    snprintf(path, sizeof path, "%s/smelt-debug/plan.txt", dir);
+    text = tu_read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "# plan 'm': "));
     free(text);
 }
 
@@ -277,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_prints_graph),
         cmocka_unit_test(test_opt_stats_and_output),
+        cmocka_unit_test(test_opt_plan_stats),
         cmocka_unit_test(test_opt_onnx_output),
         cmocka_unit_test(test_opt_usage),
         cmocka_unit_test(test_opt_debug_dumps),

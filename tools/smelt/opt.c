@@ -1,7 +1,8 @@
 /*
  * opt.c - `smelt opt FILE [-O2] [--passes=a,b] [-o out.ir|out.onnx]
- * [--stats] [--why-not-fused] [--debug-dir DIR]`: optimizes a model and
- * reports what each pass changed.
+ * [--stats] [--dim NAME=SIZE] [--why-not-fused] [--debug-dir DIR]`:
+ * optimizes a model and reports what each pass changed and what the plan
+ * then decides (opt_plan.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "cli.h"
 #include "opt_common.h"
+#include "opt_plan.h"
 
 void cli_opt_help(FILE *out)
 {
@@ -17,7 +19,8 @@ void cli_opt_help(FILE *out)
         out,
         "optimize a model and report what each pass changed\n\n"
         "usage: smelt opt FILE [-O0|-O1|-O2|-O3] [--passes=a,b,c] [-o OUT]\n"
-        "                 [--stats] [--why-not-fused] [--debug-dir DIR]\n\n"
+        "                 [--stats] [--dim NAME=SIZE]... [--why-not-fused]\n"
+        "                 [--debug-dir DIR]\n\n"
         "Loads FILE (text IR or ONNX), runs the pipeline and writes the\n"
         "result to OUT (.ir: text IR, .onnx: ONNX) or, without -o, prints\n"
         "it as text IR. -O1 cleans up (inference, folding, CSE, DCE...),\n"
@@ -26,11 +29,16 @@ void cli_opt_help(FILE *out)
         "  --passes=a,b,c          run exactly these passes instead\n"
         "  -o OUT                  write the optimized model to OUT\n"
         "  --stats                 per pass: nodes before -> after, constants\n"
-        "                          folded, nodes removed and fused, planned\n"
-        "                          peak memory, time\n"
+        "                          folded, nodes removed and fused, time;\n"
+        "                          then the plan of the result: arena size,\n"
+        "                          buffers shared, steps in place, values\n"
+        "                          channels-last or channel-blocked\n"
+        "  --dim NAME=SIZE         size of a symbolic dimension (repeat): the\n"
+        "                          plan is made for concrete shapes only\n"
         "  --why-not-fused         list each fusion rule's near misses\n"
-        "  --debug-dir DIR         dump the graph after every pass into DIR\n"
-        "                          (SMELT_DEBUG=1 dumps into ./smelt-debug)\n"
+        "  --debug-dir DIR         dump the graph after every pass, and the\n"
+        "                          plan (plan.txt), into DIR (SMELT_DEBUG=1\n"
+        "                          dumps into ./smelt-debug)\n"
         "  --fold-max-bytes N      never fold into a constant above N bytes\n"
         "                          (default 64 MiB)\n"
         "  --unroll-max-trips N    unroll Loops of at most N trips (def. 16)\n"
@@ -146,6 +154,7 @@ typedef struct opt_args {
     const char *file, *out;
     int stats, list;
     smelt_opt_options o;
+    cli_plan_opts plan; /* --dim */
 } opt_args;
 
 static int parse_args(int argc, char **argv, opt_args *a)
@@ -161,6 +170,9 @@ static int parse_args(int argc, char **argv, opt_args *a)
                 return 2;
         } else if (!strcmp(argv[i], "--stats")) {
             a->stats = 1;
+        } else if (!strcmp(argv[i], "--dim")) {
+            if (cli_plan_opt(&a->plan, argc, argv, &i, "opt") < 0)
+                return 2;
         } else if (!strcmp(argv[i], "--why-not-fused")) {
             a->o.why_not_fused = 1;
         } else if (!strcmp(argv[i], "--list-passes")) {
@@ -182,6 +194,7 @@ int cli_opt(int argc, char **argv)
 {
     opt_args a = {0};
     smelt_opt_options_default(&a.o);
+    cli_plan_opts_init(&a.plan);
     int rc = parse_args(argc, argv, &a);
     if (rc || a.list) {
         if (!rc)
@@ -205,6 +218,9 @@ int cli_opt(int argc, char **argv)
         else
             fputs(table, info);
     }
+    if (!rc)
+        rc = cli_opt_plan_report(ctx, g, &a.plan, a.o.debug_dir,
+                                 a.stats ? info : NULL);
     if (!rc && a.out)
         rc = write_model(ctx, g, a.out);
     else if (!rc) {
