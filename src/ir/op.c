@@ -108,7 +108,7 @@ sm_op sm_op_from_name(const char *name, int len)
 const char *sm_op_class_name(sm_op_class c)
 {
     static const char *names[] = {"elemwise",    "broadcast", "reduction",
-                                  "contraction", "layout",    "control",
+                                  "contraction", "movement",  "control",
                                   "opaque"};
     return (unsigned)c < sizeof names / sizeof *names ? names[c] : "?";
 }

@@ -17,7 +17,7 @@ typedef enum sm_op_class {
     SM_CLASS_BROADCAST,   /* elementwise over numpy-broadcast inputs */
     SM_CLASS_REDUCTION,   /* reduces along axes */
     SM_CLASS_CONTRACTION, /* matmul, conv: the heavy compute */
-    SM_CLASS_LAYOUT,      /* moves or views data, computes nothing */
+    SM_CLASS_MOVEMENT,    /* moves or views data, computes nothing */
     SM_CLASS_CONTROL,     /* owns sub-blocks */
     SM_CLASS_OPAQUE       /* anything else (normalizations, pooling, ...) */
 } sm_op_class;

@@ -11,7 +11,8 @@
  * Keyword arguments are attributes by their schema names (dim and keepdim
  * are accepted for axis and keepdims). Python scalars and lists given as
  * inputs take the dtype of the first non-bool tensor input, except for
- * layout ops and reductions, where lists of ints are i64 shapes or axes.
+ * data-movement ops and reductions, where lists of ints are i64 shapes or
+ * axes.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -223,12 +224,12 @@ sm_op sm_lw_find_op(const char *name)
 }
 
 /* The dtype Python scalars and lists take as inputs of op: the first
- * non-bool tensor input's, except for layout ops and reductions, whose
+ * non-bool tensor input's, except for data-movement ops and reductions, whose
  * list inputs are shapes, axes and indices. */
 static smelt_dtype scalar_input_dtype(sm_op op, const sm_sv *const *in, int n)
 {
     sm_op_class c = sm_op_info_get(op)->cls;
-    if (c == SM_CLASS_LAYOUT || c == SM_CLASS_REDUCTION ||
+    if (c == SM_CLASS_MOVEMENT || c == SM_CLASS_REDUCTION ||
         c == SM_CLASS_CONTROL)
         return SMELT_DTYPE_UNDEFINED;
     for (int i = 0; i < n; i++) {
