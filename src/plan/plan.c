@@ -145,9 +145,13 @@ static int by_start(const void *a, const void *b)
  * out) and those whose bytes another buffer also uses at another time:
  * sorted by offset, a buffer overlaps an earlier one when it starts below
  * the highest end seen so far, and a later one when the next buffer
- * starts below its own end. order has room for n pointers. */
-static void count_shared(sm_plan *p, buffer *bufs, int n, buffer **order)
+ * starts below its own end. */
+static smelt_status count_shared(smelt_ctx_t *ctx, sm_plan *p, buffer *bufs,
+                                 int n)
 {
+    buffer **order = sm_malloc(sizeof *order * ((size_t)n + 1));
+    if (!order)
+        return sm_err_nomem(ctx);
     int k = 0;
     for (int i = 0; i < n; i++)
         if (bufs[i].size > 0 && bufs[i].last >= bufs[i].first)
@@ -163,6 +167,8 @@ static void count_shared(sm_plan *p, buffer *bufs, int n, buffer **order)
         if (end > high)
             high = end;
     }
+    sm_free(order);
+    return SMELT_OK;
 }
 
 smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
@@ -202,7 +208,7 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
         p->unshared_bytes += b->size;
     }
     p->arena_bytes = sm_interval_fit(bufs, n, scratch);
-    count_shared(p, bufs, n, scratch);
+    smelt_status st = count_shared(ctx, p, bufs, n);
     for (int s = 0; s < p->n_slots; s++)
         if (p->slots[s].kind == SM_SLOT_ARENA)
             p->slots[s].offset = bufs[root(p, s)].offset;
@@ -210,7 +216,7 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
         p->steps[j].ws_offset = bufs[p->n_slots + j].offset;
     sm_free(scratch);
     sm_free(bufs);
-    return SMELT_OK;
+    return st;
 }
 
 void sm_plan_free_steps(sm_plan *p)
