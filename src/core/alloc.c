@@ -92,7 +92,8 @@ char *sm_strndup(const char *s, size_t n)
     char *d = sm_malloc(n + 1);
     if (!d)
         return NULL;
-    memcpy(d, s, n);
+    if (n) /* s may be NULL when n is 0 (an empty protobuf string) */
+        memcpy(d, s, n);
     d[n] = 0;
     return d;
 }

@@ -80,7 +80,8 @@ char *sm_arena_strndup(sm_arena *a, const char *s, size_t n)
 {
     char *d = sm_arena_alloc(a, n + 1);
     if (d) {
-        memcpy(d, s, n);
+        if (n) /* s may be NULL when n is 0 */
+            memcpy(d, s, n);
         d[n] = 0;
     }
     return d;

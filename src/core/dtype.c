@@ -165,7 +165,7 @@ double sm_load_f64(smelt_dtype dt, const void *p, int64_t i)
 }
 
 /* Saturating double -> int64 so that nan and huge values are defined. */
-static int64_t f64_to_i64(double v)
+int64_t sm_f64_to_i64(double v)
 {
     if (v != v)
         return 0;
@@ -199,7 +199,7 @@ int64_t sm_load_i64(smelt_dtype dt, const void *p, int64_t i)
     case SMELT_DTYPE_U16: return ((const uint16_t *)p)[i];
     case SMELT_DTYPE_U32: return ((const uint32_t *)p)[i];
     case SMELT_DTYPE_U64: return (int64_t)((const uint64_t *)p)[i];
-    default: return f64_to_i64(sm_load_f64(dt, p, i));
+    default: return sm_f64_to_i64(sm_load_f64(dt, p, i));
     }
 }
 
@@ -212,7 +212,7 @@ void sm_store_f64(smelt_dtype dt, void *p, int64_t i, double v)
     case SMELT_DTYPE_BF16: ((uint16_t *)p)[i] = sm_f32_to_bf16((float)v); break;
     case SMELT_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     case SMELT_DTYPE_U64: ((uint64_t *)p)[i] = f64_to_u64(v); break;
-    default: sm_store_i64(dt, p, i, f64_to_i64(v)); break;
+    default: sm_store_i64(dt, p, i, sm_f64_to_i64(v)); break;
     }
 }
 

@@ -39,5 +39,10 @@ double sm_load_f64(smelt_dtype dt, const void *p, int64_t i);
 int64_t sm_load_i64(smelt_dtype dt, const void *p, int64_t i);
 void sm_store_f64(smelt_dtype dt, void *p, int64_t i, double v);
 void sm_store_i64(smelt_dtype dt, void *p, int64_t i, int64_t v);
+/* v truncated to int64, saturated to its range, NaN -> 0: every double
+ * from untrusted data or attributes goes through this (or an explicit
+ * range check) before it becomes an integer, since a C cast of NaN or
+ * of a value out of range is undefined. */
+int64_t sm_f64_to_i64(double v);
 
 #endif

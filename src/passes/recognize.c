@@ -90,7 +90,8 @@ static int reduce_axes(const sm_node *n, int rank, int64_t *ax)
     if (cnt > SMELT_MAX_DIMS)
         return -1;
     if (cnt >= 0) {
-        memcpy(ax, a, sizeof(int64_t) * (size_t)cnt);
+        if (cnt) /* an empty list may come with no array */
+            memcpy(ax, a, sizeof(int64_t) * (size_t)cnt);
     } else if (n->n_in > 1 && n->in[1] && n->in[1]->data &&
                n->in[1]->data->numel <= SMELT_MAX_DIMS &&
                !sm_dtype_is_float(n->in[1]->data->dtype)) {

@@ -143,7 +143,8 @@ static int get_perm(const sm_node *n, int r, int64_t *perm)
     }
     if (k != r)
         return 0;
-    memcpy(perm, p, sizeof(int64_t) * (size_t)k);
+    if (k) /* an empty perm may come with no array */
+        memcpy(perm, p, sizeof(int64_t) * (size_t)k);
     return 1;
 }
 

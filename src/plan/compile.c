@@ -313,6 +313,23 @@ void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
                           p->threads,   st->nhwc};
 }
 
+/* Whether an operand of d holds no element. Optimized kernels never get
+ * one: they split work by images, rows and channels and size scratch
+ * from them (the direct convolution divided by the batch), and an empty
+ * tensor is never a hot path, so such a step runs the reference kernel,
+ * which test_ops_zero checks on every op with each dimension empty. */
+static int desc_has_empty(const sm_kernel_desc *d)
+{
+    for (int i = 0; i < d->n_in + d->n_out; i++) {
+        const sm_kernel_operand *o =
+            i < d->n_in ? &d->in[i] : &d->out[i - d->n_in];
+        for (int k = 0; o->present && k < o->ndim; k++)
+            if (o->dims[k] == 0)
+                return 1;
+    }
+    return 0;
+}
+
 /* The kernel for step st (all slots static) and its workspace size; st->k
  * stays NULL when the reference runs it. Weights are prepacked once every
  * step exists (pack.c), so that the plan knows who else reads them. */
@@ -322,7 +339,9 @@ static void choose_kernel(builder *b, sm_step *st)
     sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS], out[SM_KERNEL_MAX_OPERANDS];
     sm_kernel_desc d;
     sm_plan_step_desc(p, st, &d, in, out);
-    st->k = b->reference ? NULL : sm_cpu_kernel_choose(&d, p->features);
+    st->k = b->reference || desc_has_empty(&d)
+                ? NULL
+                : sm_cpu_kernel_choose(&d, p->features);
     if (!st->k)
         return;
     st->kind = SM_STEP_KERNEL;

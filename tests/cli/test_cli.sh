@@ -74,5 +74,13 @@ expect 1 "input 'x': expected f32[batch,16], got f32[2,4]" -- "$SMELT" run "$ROO
 printf 'not numpy' >"$T/bad.npy"
 expect 1 "bad.npy: not an .npy file" -- "$SMELT" run "$ROOT/examples/mlp.ir" --input "x=$T/bad.npy"
 
+# an empty batch runs (the plan builder of the example CNN died with
+# SIGFPE): the plan, every ISA, and bench with the batch bound to 0
+printf '\223NUMPY\001\000v\000{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (0, 1, 28, 28), }%50s\n' '' >"$T/x0.npy"
+for isa in scalar avx2 avx512; do
+    expect 0 "probs: f32[0,10]" -- "$SMELT" run "$ROOT/examples/digits_cnn.onnx" --input "$T/x0.npy" --isa $isa --threads 2
+done
+expect 0 "latency" -- "$SMELT" bench "$ROOT/examples/digits_cnn.onnx" --dim batch=0 --runs 3
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

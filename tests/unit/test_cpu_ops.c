@@ -93,6 +93,25 @@ static void test_softmax(void **state)
         ((float *)x->data)[i] *= 80.0f;
     CK_CHECK(SM_OP_Softmax, 1, ((sm_tensor *[]){x}), 1, NO_ATTRS,
              CK_ENTRIES(softmax), 0, TOL);
+    /* large logits (1000 classes near 3e4 and near 1e7, spread over 10):
+     * LogSoftmax is (x - max) - log(sum), exact to float rounding; the
+     * old x - (max + log(sum)) rounded at the max's magnitude (1e-3 off
+     * at 3e4, -1 for -0.862 at 1e7). Along the last axis and an inner one. */
+    static const float big[] = {3e4f, 1e7f};
+    for (size_t b = 0; b < N_OF(big); b++)
+        for (int inner = 0; inner < 2; inner++) {
+            sm_tensor *l = inner ? ck_rand(3, D(2, 1000, 3), 12)
+                                 : ck_rand(2, D(4, 1000), 12);
+            for (int64_t i = 0; i < l->numel; i++)
+                ((float *)l->data)[i] = big[b] + 5.0f * ((float *)l->data)[i];
+            sm_tensor *l2 = ck_rand(l->ndim, l->dims, 0);
+            memcpy(l2->data, l->data, l->nbytes);
+            const sm_attr ax[] = {A_INT("axis", 1)};
+            CK_CHECK(SM_OP_LogSoftmax, 1, ((sm_tensor *[]){l}), 1, ax,
+                     inner ? 1 : 0, CK_ENTRIES(logsoftmax), 0, 1e-5, 1e-6);
+            CK_CHECK(SM_OP_Softmax, 1, ((sm_tensor *[]){l2}), 1, ax,
+                     inner ? 1 : 0, CK_ENTRIES(softmax), 0, 1e-9, 1e-5);
+        }
 }
 
 static void test_layernorm(void **state)

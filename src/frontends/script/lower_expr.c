@@ -498,15 +498,16 @@ static smelt_status fold(sm_lower *L, sm_ast_op op, const sm_sv *a,
     return SMELT_OK;
 }
 
-/* + of two lists or tuples, * of a list by an int. */
+/* + of two lists or tuples, * of a list by an int (a count below 1
+ * gives an empty list, as in Python). */
 static smelt_status seq_op(sm_lower *L, sm_ast_op op, const sm_sv *a,
                            const sm_sv *b, int line, int col, sm_sv *out)
 {
-    int reps = 1;
+    int concat = 0, reps = 1;
     const sm_sv *seq = a, *other = b;
     if (op == SM_AOP_ADD && a->kind == b->kind &&
         (a->kind == SM_SV_LIST || a->kind == SM_SV_TUPLE)) {
-        reps = 0;
+        concat = 1;
     } else if (op == SM_AOP_MUL) {
         if (b->kind == SM_SV_LIST || b->kind == SM_SV_TUPLE) {
             seq = b;
@@ -522,17 +523,20 @@ static smelt_status seq_op(sm_lower *L, sm_ast_op op, const sm_sv *a,
     } else {
         return type_error(L, op, a, b, line, col);
     }
-    int n = reps ? seq->n * reps : a->n + b->n;
+    int n = concat ? a->n + b->n : seq->n * reps;
     sm_sv *items = sm_lw_alloc(L, sizeof *items * (size_t)(n + 1));
     if (!items)
         return sm_lw_nomem(L);
-    if (reps) {
+    /* an empty sequence may have no items array: copy only what is there */
+    if (concat) {
+        if (a->n)
+            memcpy(items, a->items, sizeof *items * (size_t)a->n);
+        if (b->n)
+            memcpy(items + a->n, b->items, sizeof *items * (size_t)b->n);
+    } else if (seq->n) {
         for (int r = 0; r < reps; r++)
             memcpy(items + r * seq->n, seq->items,
                    sizeof *items * (size_t)seq->n);
-    } else {
-        memcpy(items, a->items, sizeof *items * (size_t)a->n);
-        memcpy(items + a->n, b->items, sizeof *items * (size_t)b->n);
     }
     *out = (sm_sv){.kind = seq->kind, .n = n, .items = items};
     return SMELT_OK;

@@ -151,6 +151,13 @@ static size_t pool_workspace(const sm_kernel_desc *d, int n_threads)
            64;
 }
 
+/* Windows whose dilated extent or padding exceeds this (per dim) are
+ * left to the reference: this kernel walks every column tap and keeps
+ * padded rows in its workspace, so a kernel_shape or pads of 2^30 would
+ * take gigabytes and hours, where the reference walks only the taps that
+ * read the input. */
+#define POOL_MAX_SPAN 4096
+
 static int pool_supports(const sm_kernel_desc *d)
 {
     if (d->n_out != 1 || !sm_cpu_all_f32(d) || d->in[0].ndim != 4)
@@ -158,8 +165,13 @@ static int pool_supports(const sm_kernel_desc *d)
     if (d->op == SM_OP_GlobalAveragePool || d->op == SM_OP_GlobalMaxPool)
         return 1;
     sm_window w;
-    return pool_window(&d->attrs, d->in[0].dims, &w) &&
-           d->out[0].dims[2] == w.out[0] && d->out[0].dims[3] == w.out[1];
+    if (!pool_window(&d->attrs, d->in[0].dims, &w))
+        return 0;
+    for (int k = 0; k < 2; k++)
+        if (w.kernel[k] * w.dil[k] > POOL_MAX_SPAN ||
+            w.pad0[k] > POOL_MAX_SPAN || w.pad1[k] > POOL_MAX_SPAN)
+            return 0;
+    return d->out[0].dims[2] == w.out[0] && d->out[0].dims[3] == w.out[1];
 }
 
 /* The run of all four pooling ops: is_max / global pick the op. */

@@ -111,7 +111,9 @@ static void reduce_acc(int kind, float *y, const float *x, int64_t n)
 /*
  * Softmax of one contiguous row in three sweeps: the max, then
  * y = e^(x - max) with its sum, then the scale (or, for LogSoftmax,
- * y = x - max - log(sum)). Lanes past n read as -inf, so e^ gives 0.
+ * y = (x - max) - log(sum): x - max is exact near the max, whereas
+ * max + log(sum) rounds at the max's magnitude, off by up to 1 at
+ * logits of 1e7). Lanes past n read as -inf, so e^ gives 0.
  */
 static void softmax_row(const float *x, float *y, int64_t n, int log_)
 {
@@ -132,13 +134,13 @@ static void softmax_row(const float *x, float *y, int64_t n, int log_)
     }
     float sum = v_hsum(acc);
     if (log_) {
-        V sh = v_set1(mx + logf(sum));
+        V ls = v_set1(logf(sum));
         for (int64_t i = 0; i < n; i += VL) {
             int64_t cnt = n - i;
             if (cnt >= VL)
-                v_store(y + i, v_sub(v_load(x + i), sh));
+                v_store(y + i, v_sub(v_sub(v_load(x + i), vm), ls));
             else
-                v_storen(y + i, v_sub(v_loadn(x + i, cnt), sh), cnt);
+                v_storen(y + i, v_sub(v_sub(v_loadn(x + i, cnt), vm), ls), cnt);
         }
         return;
     }
@@ -176,16 +178,16 @@ static void softmax_cols(const float *x, float *y, int64_t n, int64_t inner,
                     v_storen(y + g * inner + j, e, cnt);
             }
         }
-        float s[VL], m[VL];
+        float s[VL];
         v_store(s, sum);
-        v_store(m, mx);
         for (int l = 0; l < VL; l++)
-            s[l] = log_ ? m[l] + logf(s[l]) : 1.0f / s[l];
+            s[l] = log_ ? logf(s[l]) : 1.0f / s[l];
         V f = v_load(s);
         for (int64_t g = 0; g < n; g++) {
             const float *src = log_ ? x + g * inner : y + g * inner;
             V v = v_at(src, 1, j, cnt);
-            v = log_ ? v_sub(v, f) : v_mul(v, f);
+            /* (x - max) - log(sum), as softmax_row */
+            v = log_ ? v_sub(v_sub(v, mx), f) : v_mul(v, f);
             if (cnt >= VL)
                 v_store(y + g * inner + j, v);
             else

@@ -151,6 +151,11 @@ smelt_status sm_slice_geom(const sm_kargs *a, int64_t *first, int64_t *step)
                           "Slice: axis %d gives %lld elements but the output "
                           "has %lld",
                           d, (long long)count, (long long)y->dims[d]);
+        /* an axis read at most once never applies its step, which may
+         * be anything (INT64_MIN): 1 keeps step x stride from
+         * overflowing. Two reads or more bound |step| below the dim. */
+        if (count <= 1)
+            step[d] = 1;
     }
     return SMELT_OK;
 }

@@ -47,7 +47,8 @@ void sm_slice_dim(int64_t dim, int64_t start, int64_t end, int64_t step,
                   int64_t *first, int64_t *count);
 /* A Slice node's source map, checked before anything is read: reads
  * a->in[1..4] (starts, ends, axes?, steps?) and gives, per axis of the
- * input, the first index read and the step, after checking that the
+ * input, the first index read and the step (1 on an axis read at most
+ * once, whatever the node says), after checking that the
  * output a->out[0] has the input's dtype and rank and the sliced sizes.
  * The reference and the CPU kernel share it. */
 smelt_status sm_slice_geom(const sm_kargs *a, int64_t *first, int64_t *step);

@@ -78,7 +78,8 @@ UF(hardsigmoid, hardsigmoid(x, p->alpha, p->beta))
 UF(hardswish, x *hardsigmoid(x, 1.0 / 6, 0.5))
 UF(softsign, x / (1 + fabs(x)))
 UF(mish, mish(x))
-UI(shrink, (int64_t)shrink((double)x, p))
+/* an integer Shrink with a huge or NaN bias saturates */
+UI(shrink, sm_f64_to_i64(shrink((double)x, p)))
 UI(bitwisenot, ~x)
 
 /* Reads the float attributes named by names[0..2] (NULL: none) into

@@ -203,11 +203,13 @@ smelt_status sm_ref_lrn(const sm_kargs *a)
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
     for (int64_t nb = 0; nb < x->dims[0]; nb++) {
         for (int64_t c = 0; c < C; c++) {
+            /* the window clipped to the channels first: a size of 2^62
+             * walks C channels, not 2^62 */
+            int64_t k0 = c > lo ? c - lo : 0;
+            int64_t k1 = hi > C - 1 - c ? C - 1 : c + hi;
             for (int64_t s = 0; s < plane; s++) {
                 double sum = 0;
-                for (int64_t k = c - lo; k <= c + hi; k++) {
-                    if (k < 0 || k >= C)
-                        continue;
+                for (int64_t k = k0; k <= k1; k++) {
                     double e = sm_load_f64(x->dtype, x->data,
                                            (nb * C + k) * plane + s);
                     sum += e * e;

@@ -74,14 +74,35 @@ static smelt_status pool_setup(const sm_kargs *a, sm_window *w)
     return SMELT_OK;
 }
 
+/* Along dim d at output position o: the kernel indices [*lo, *hi) whose
+ * taps land in the input, and how many (*n_pad) land inside the padded
+ * extent. Arithmetic, so an absurd kernel_shape (2^30 taps of padding)
+ * costs nothing: only taps that read the input are walked. */
+static void pool_taps_1d(const sm_window *w, int d, int64_t o, int64_t *lo,
+                         int64_t *hi, int64_t *n_pad)
+{
+    int64_t dl = w->dil[d], k = w->kernel[d];
+    int64_t base = o * w->stride[d] - w->pad0[d];
+    int64_t a = base >= 0 ? 0 : (-base + dl - 1) / dl;
+    int64_t b = w->in[d] - base <= 0 ? 0 : (w->in[d] - base - 1) / dl + 1;
+    int64_t end = w->in[d] + w->pad1[d] - base;
+    int64_t c = end <= 0 ? 0 : (end - 1) / dl + 1;
+    *lo = a < k ? a : k;
+    *hi = b < k ? b : k;
+    if (*hi < *lo)
+        *hi = *lo;
+    *n_pad = c < k ? c : k;
+}
+
 /*
- * MaxPool, AveragePool and LpPool. Each output element scans its window's
- * taps: taps in the padding never win a max (they act as -inf), add
- * nothing to a p-norm, and count toward an average's divisor only with
- * count_include_pad; taps past the padded extent (ceil_mode's last
- * windows) never count. MaxPool's Indices hold the flat index into X
- * (batch and channel included) of the first maximum, NaN winning as in
- * PyTorch.
+ * MaxPool, AveragePool and LpPool. Each output element scans the taps of
+ * its window that read the input (in row-major kernel order, so the first
+ * maximum stays the first): taps in the padding never win a max (they act
+ * as -inf) and add nothing to a p-norm; they count toward an average's
+ * divisor only with count_include_pad, as taps inside the padded extent;
+ * taps past it (ceil_mode's last windows) never count. MaxPool's Indices
+ * hold the flat index into X (batch and channel included) of the first
+ * maximum, NaN winning as in PyTorch.
  */
 static smelt_status pool_run(const sm_kargs *a, int kind)
 {
@@ -97,24 +118,27 @@ static smelt_status pool_run(const sm_kargs *a, int kind)
     int nsp = w.nsp;
     int64_t planes = x->dims[0] * x->dims[1];
     int64_t isz = sm_window_prod(nsp, w.in), osz = sm_window_prod(nsp, w.out);
-    int64_t ksz = sm_window_prod(nsp, w.kernel);
-    int64_t o[SMELT_MAX_DIMS], k[SMELT_MAX_DIMS];
+    int64_t o[SMELT_MAX_DIMS], k[SMELT_MAX_DIMS], lo[SMELT_MAX_DIMS],
+        hi[SMELT_MAX_DIMS], span[SMELT_MAX_DIMS];
     for (int64_t p = 0; p < planes; p++) {
         memset(o, 0, sizeof o);
         for (int64_t op = 0; op < osz; op++, sm_index_next(nsp, w.out, o)) {
-            double best = 0, sum = 0, norm = 0;
-            int64_t arg = -1, cnt = 0, cnt_pad = 0;
+            double best = 0, sum = 0, norm = 0, cnt_pad = 1;
+            int64_t arg = -1, cnt = 1;
+            for (int d = 0; d < nsp; d++) {
+                int64_t n_pad;
+                pool_taps_1d(&w, d, o[d], &lo[d], &hi[d], &n_pad);
+                span[d] = hi[d] - lo[d];
+                cnt *= span[d];
+                cnt_pad *= (double)n_pad;
+            }
             memset(k, 0, sizeof k);
-            for (int64_t kp = 0; kp < ksz;
-                 kp++, sm_index_next(nsp, w.kernel, k)) {
-                int64_t at = sm_window_tap(&w, o, k);
-                if (at == SM_TAP_OUTSIDE)
-                    continue;
-                cnt_pad++;
-                if (at == SM_TAP_PAD)
-                    continue;
+            for (int64_t kp = 0; kp < cnt; kp++, sm_index_next(nsp, span, k)) {
+                int64_t at = 0;
+                for (int d = 0; d < nsp; d++)
+                    at = at * w.in[d] + o[d] * w.stride[d] - w.pad0[d] +
+                         (lo[d] + k[d]) * w.dil[d];
                 double v = sm_load_f64(x->dtype, x->data, p * isz + at);
-                cnt++;
                 sum += v;
                 norm += kind == POOL_LP ? pow(fabs(v), pw) : 0;
                 if (arg < 0 || v > best || (isnan(v) && !isnan(best))) {
@@ -128,7 +152,7 @@ static smelt_status pool_run(const sm_kargs *a, int kind)
                 continue;
             }
             if (kind == POOL_AVG) {
-                int64_t div = include_pad ? cnt_pad : cnt;
+                double div = include_pad ? cnt_pad : (double)cnt;
                 sm_store_f64(y->dtype, y->data, yi, div ? sum / div : NAN);
                 continue;
             }

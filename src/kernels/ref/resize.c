@@ -165,7 +165,9 @@ static double coord_of(const sm_resize *r, int d, int64_t x, int *outside)
         double xo =
             ow == 1 ? len * (in - 1) / 2 : xd * len * (in - 1) / (ow - 1);
         xo += r->roi_start[d] * (in - 1);
-        *outside = xo < 0 || xo > in - 1;
+        /* a NaN (from a NaN or infinite ROI) is outside: extrapolated,
+         * never cast to an index */
+        *outside = !(xo >= 0 && xo <= in - 1);
         return xo;
     }
     case SM_COORD_PYTORCH_HALF_PIXEL:
@@ -226,7 +228,7 @@ static int taps_of(const sm_resize *r, int d, int64_t x, int64_t *idx,
      * padded range */
     int64_t pad = (n + 1) / 2, last = len + 2 * pad - n;
     double st = ceil(xo + (double)pad) - (double)(n / 2);
-    int64_t start = st < 0 ? 0 : st > (double)last ? last : (int64_t)st;
+    int64_t start = !(st >= 0) ? 0 : st > (double)last ? last : (int64_t)st;
     double sum = 0;
     for (int t = 0; t < n; t++) {
         int64_t at = start + t - pad;

@@ -175,11 +175,16 @@ typedef struct sample {
     double w[4];
 } sample;
 
-/* The sample at (y, x) of an h by w map, as ONNX Runtime takes it. */
+/* The sample at (y, x) of an h by w map, as ONNX Runtime takes it. A
+ * map with no pixels (h or w 0, where ONNX Runtime's clamp to h - 1
+ * reads before the plane) has every point outside it, and a NaN
+ * coordinate (a NaN ROI) lies outside too (never cast to an index):
+ * their weights stay zero. */
 static sample bilinear(double y, double x, int64_t h, int64_t w)
 {
     sample s = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-    if (y < -1.0 || y > (double)h || x < -1.0 || x > (double)w)
+    if (h < 1 || w < 1 ||
+        !(y >= -1.0 && y <= (double)h && x >= -1.0 && x <= (double)w))
         return s;
     y = y < 0 ? 0 : y;
     x = x < 0 ? 0 : x;
@@ -291,11 +296,14 @@ smelt_status sm_ref_roialign(const sm_kargs *a)
                                      v[0] + (double)pw * bw +
                                          ((double)ix + 0.5) * bw / (double)gw,
                                      h, w);
+                /* an empty map has no pixel to read: its bins are 0,
+                 * what all-outside samples give */
                 for (int64_t ch = 0; ch < c; ch++)
-                    sm_store_f64(y->dtype, y->data,
-                                 ((r * c + ch) * oh + ph) * ow + pw,
-                                 roi_bin(x, (batch * c + ch) * h * w, s,
-                                         gh * gw, max_mode));
+                    sm_store_f64(
+                        y->dtype, y->data, ((r * c + ch) * oh + ph) * ow + pw,
+                        h * w == 0 ? 0.0
+                                   : roi_bin(x, (batch * c + ch) * h * w, s,
+                                             gh * gw, max_mode));
             }
         sm_free(s);
     }
