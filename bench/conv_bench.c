@@ -53,10 +53,10 @@ static sm_tensor *tensor(int ndim, const int64_t *dims, unsigned seed)
 }
 
 /* Median seconds of one Conv (+ bias, relu) of shape s; *best gets the
- * fastest run's. */
+ * fastest run's, path the kernel's decision (sm_cpu_config_str). */
 static double bench_conv(const sm_cpu_kernel *k, const shape *s,
                          sm_threadpool *tp, double budget, double *flops,
-                         double *best)
+                         double *best, char *path, size_t path_size)
 {
     int64_t pad = s->k / 2, oh = (s->hw + 2 * pad - s->k) / s->stride + 1;
     sm_tensor *in[3] = {
@@ -88,11 +88,14 @@ static double bench_conv(const sm_cpu_kernel *k, const shape *s,
     }
     int threads = sm_threadpool_size(tp);
     sm_kernel_desc d = {SM_OP_FusedConv, at, 3, 1, ko, ko + 3, threads};
+    sm_cpu_config cfg;
+    sm_cpu_kernel_configure(k, &d, &cfg);
+    sm_cpu_config_str(&cfg, path, path_size);
     void *packed = NULL;
     const sm_tensor *ci[3] = {NULL, in[1], NULL};
-    if (k->prepack)
-        k->prepack(NULL, &d, ci, &packed);
-    size_t wsb = k->workspace ? k->workspace(&d, threads) : 0;
+    if (cfg.packs)
+        sm_cpu_kernel_prepack(k, NULL, &d, &cfg, ci, &packed);
+    size_t wsb = cfg.ws_bytes;
     void *ws = wsb ? aligned_alloc(64, (wsb + 63) & ~(size_t)63) : NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     sm_kargs a = {.op_name = "FusedConv",
@@ -104,19 +107,18 @@ static double bench_conv(const sm_cpu_kernel *k, const shape *s,
                   .ctx = ctx,
                   .workspace = ws,
                   .workspace_bytes = wsb};
-    k->run(&a, packed, tp);
+    sm_cpu_kernel_run(k, &a, &cfg, packed, tp);
     double t[100];
     int n = 0;
     double start = now();
     while (n < 100 && (n < 3 || now() - start < budget)) {
         double t0 = now();
-        k->run(&a, packed, tp);
+        sm_cpu_kernel_run(k, &a, &cfg, packed, tp);
         t[n++] = now() - t0;
     }
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     *best = t[0];
-    if (packed)
-        k->free_packed(packed);
+    sm_free(packed);
     free(ws);
     smelt_ctx_free(ctx);
     for (int i = 0; i < 3; i++)
@@ -143,8 +145,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "conv_bench: unknown --isa %s\n", isa);
         return 2;
     }
-    const sm_cpu_kernel *const ks[3] = {&sm_cpu_conv_avx512, &sm_cpu_conv_avx2,
-                                        &sm_cpu_conv_scalar};
+    const sm_cpu_kernel *const ks[3] = {sm_cpu_kernel_find("conv_f32_avx512"),
+                                        sm_cpu_kernel_find("conv_f32_avx2"),
+                                        sm_cpu_kernel_find("conv_f32_scalar")};
     const sm_cpu_kernel *k = ks[2];
     for (int i = 0; i < 3; i++)
         if ((ks[i]->isa & feat) == ks[i]->isa) {
@@ -183,12 +186,15 @@ int main(int argc, char **argv)
         if (only && !strstr(shapes[i].name, only))
             continue;
         double f, b1, b2;
-        double t1 = bench_conv(k, &shapes[i], NULL, budget, &f, &b1);
-        double t2 = bench_conv(k, &shapes[i], tp2, budget, &f, &b2);
+        char path[160];
+        double t1 =
+            bench_conv(k, &shapes[i], NULL, budget, &f, &b1, path, sizeof path);
+        double t2 =
+            bench_conv(k, &shapes[i], tp2, budget, &f, &b2, path, sizeof path);
         printf("%-22s %7.3f (%7.3f) %6.1f (%6.1f) %7.3f (%7.3f) %6.1f "
-               "(%6.1f)\n",
+               "(%6.1f)  %s\n",
                shapes[i].name, t1 * 1e3, b1 * 1e3, f / t1 * 1e-9, f / b1 * 1e-9,
-               t2 * 1e3, b2 * 1e3, f / t2 * 1e-9, f / b2 * 1e-9);
+               t2 * 1e3, b2 * 1e3, f / t2 * 1e-9, f / b2 * 1e-9, path);
     }
     sm_threadpool_free(tp2);
     return 0;

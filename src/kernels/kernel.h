@@ -54,8 +54,8 @@ typedef struct sm_kargs {
     int n_block_out;             /* number of results each sub-block returns */
     const sm_out_hint *out_hint; /* n_out entries, or NULL */
     /* Scratch for optimized kernels (kernels/cpu/registry.h): the bytes
-     * the kernel's workspace() asked for, 64-byte aligned; NULL/0 for
-     * reference kernels. */
+     * the kernel's configure() asked for (sm_cpu_config.ws_bytes),
+     * 64-byte aligned; NULL/0 for reference kernels. */
     void *workspace;
     size_t workspace_bytes;
     unsigned nhwc; /* SM_NHWC_* / SM_B16_* bits; 0 for reference kernels */

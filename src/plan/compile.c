@@ -330,9 +330,11 @@ static int desc_has_empty(const sm_kernel_desc *d)
     return 0;
 }
 
-/* The kernel for step st (all slots static) and its workspace size; st->k
- * stays NULL when the reference runs it. Weights are prepacked once every
- * step exists (pack.c), so that the plan knows who else reads them. */
+/* The kernel for step st (all slots static); st->k stays NULL when the
+ * reference runs it. The kernel decides how it runs once the operand
+ * formats are chosen (sm_plan_configure), and weights are prepacked once
+ * every step exists (pack.c), so that the plan knows who else reads
+ * them. */
 static void choose_kernel(builder *b, sm_step *st)
 {
     sm_plan *p = b->p;
@@ -345,8 +347,21 @@ static void choose_kernel(builder *b, sm_step *st)
     if (!st->k)
         return;
     st->kind = SM_STEP_KERNEL;
-    if (st->k->workspace)
-        st->ws_bytes = st->k->workspace(&d, p->threads);
+}
+
+void sm_plan_configure(sm_plan *p)
+{
+    for (int j = 0; j < p->n_steps; j++) {
+        sm_step *st = &p->steps[j];
+        if (st->kind != SM_STEP_KERNEL)
+            continue;
+        sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS],
+            out[SM_KERNEL_MAX_OPERANDS];
+        sm_kernel_desc d;
+        sm_plan_step_desc(p, st, &d, in, out);
+        sm_cpu_kernel_configure(st->k, &d, &st->cfg);
+        st->ws_bytes = st->cfg.ws_bytes;
+    }
 }
 
 static sm_step *new_step(builder *b, const sm_node *n, sm_step_kind kind,
@@ -677,6 +692,7 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
         st = sm_plan_build(ctx, p);
     if (st == SMELT_OK) {
         sm_plan_choose_layouts(p);
+        sm_plan_configure(p);
         st = sm_plan_prepack(ctx, p);
     }
     if (st == SMELT_OK)

@@ -25,8 +25,8 @@
  * that allows an NHWC input only with an NHWC output (SM_NHWC_TIED), so
  * the choice shrinks to a fixed point: a step whose residual and output
  * disagree makes both NCHW, a tied step whose output is NCHW its input.
- * Steps then learn their bits (st->nhwc) and resize their workspace for
- * them; prepack runs afterwards and sees them too.
+ * Steps then learn their bits (st->nhwc); their kernels decide how to
+ * run with them afterwards (sm_plan_configure), then prepack.
  */
 #include <string.h>
 
@@ -176,13 +176,6 @@ void sm_plan_choose_layouts(sm_plan *p)
         if (!can[j] || st->n_in < 1 || st->n_out < 1)
             continue;
         st->nhwc = step_bits(st, fmt);
-        if (st->nhwc && st->k->workspace) {
-            sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS],
-                out[SM_KERNEL_MAX_OPERANDS];
-            sm_kernel_desc d;
-            sm_plan_step_desc(p, st, &d, in, out);
-            st->ws_bytes = st->k->workspace(&d, p->threads);
-        }
     }
     sm_free(can);
     sm_free(fmt);

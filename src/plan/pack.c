@@ -23,11 +23,12 @@
 
 /* Whether step st, once prepacked, does not read input i's bytes: its
  * kernel reads the weights (input 1) from its packed blob only
- * (SM_CPU_KERNEL_PACKED_W: matmul.c's B, conv.c's weights). */
+ * (SM_CPU_KERNEL_PACKED_W: matmul.c's B, conv.c's weights), and its
+ * decision packs them. */
 static int packs_input(const sm_step *st, int i)
 {
     return st->kind == SM_STEP_KERNEL && i == 1 &&
-           (st->k->flags & SM_CPU_KERNEL_PACKED_W);
+           (st->k->flags & SM_CPU_KERNEL_PACKED_W) && st->cfg.packs;
 }
 
 /* Marks a slot read by something other than a packed form. */
@@ -68,7 +69,8 @@ static smelt_status prepack_step(smelt_ctx_t *ctx, sm_plan *p, sm_step *st,
         cin[i] = st->in[i] >= 0 && p->slots[st->in[i]].kind == SM_SLOT_CONST
                      ? p->slots[st->in[i]].data
                      : NULL;
-    smelt_status s = st->k->prepack(ctx, d, cin, &st->packed);
+    smelt_status s =
+        sm_cpu_kernel_prepack(st->k, ctx, d, &st->cfg, cin, &st->packed);
     if (s != SMELT_OK) {
         char where[160];
         sm_node_where(st->node, where, sizeof where);
@@ -87,7 +89,7 @@ smelt_status sm_plan_prepack(smelt_ctx_t *ctx, sm_plan *p)
         count_readers(p, pending, raw);
     for (int j = 0; j < p->n_steps && s == SMELT_OK; j++) {
         sm_step *st = &p->steps[j];
-        if (st->kind != SM_STEP_KERNEL || !st->k->prepack)
+        if (st->kind != SM_STEP_KERNEL || !st->cfg.packs)
             continue;
         sm_kernel_desc d;
         sm_kernel_operand in[SM_KERNEL_MAX_OPERANDS],

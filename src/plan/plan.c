@@ -223,8 +223,7 @@ void sm_plan_free_steps(sm_plan *p)
 {
     for (int j = 0; p->steps && j < p->n_steps; j++) {
         sm_step *st = &p->steps[j];
-        if (st->packed && st->k && st->k->free_packed)
-            st->k->free_packed(st->packed);
+        sm_free(st->packed); /* one block (registry.h) */
         st->packed = NULL;
     }
 }
@@ -418,6 +417,12 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
         smelt_plan_step_info info = SMELT_STRUCT_INIT(smelt_plan_step_info);
         smelt_plan_step(p, j, &info);
         sm_strbuf_appendf(&b, "%4d %-18s %-22s", j, info.op, info.kernel);
+        if (st->kind == SM_STEP_KERNEL) { /* the kernel's decision */
+            char cs[160];
+            sm_cpu_config_str(&st->cfg, cs, sizeof cs);
+            if (cs[0])
+                sm_strbuf_appendf(&b, " [%s]", cs);
+        }
         if (st->nhwc)
             layout_str(&b, st->nhwc);
         for (int i = 0; i < st->n_out; i++) {

@@ -69,10 +69,11 @@ typedef struct sm_step {
     int n_in, n_out;
     int *in, *out;          /* slot indices; -1 for an absent optional input */
     const sm_cpu_kernel *k; /* KERNEL */
+    sm_cpu_config cfg;      /* KERNEL: k's decision (sm_plan_configure) */
     void *packed;           /* from k->prepack, or NULL */
     int64_t ws_offset;      /* workspace in the arena */
-    size_t ws_bytes;
-    sm_out_hint *hints; /* CONTROL: declared output types */
+    size_t ws_bytes;        /* KERNEL: cfg.ws_bytes */
+    sm_out_hint *hints;     /* CONTROL: declared output types */
     sm_cost cost;
     unsigned nhwc; /* KERNEL: SM_NHWC_* / SM_B16_* operand formats */
 } sm_step;
@@ -122,6 +123,10 @@ void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
  * (layout.c): sets st->nhwc of the steps that read or write them and
  * their workspace, n_nhwc and n_blocked. */
 void sm_plan_choose_layouts(sm_plan *p);
+
+/* Asks every kernel step's kernel for its decision, once, with the
+ * operand formats chosen: st->cfg and st->ws_bytes (compile.c). */
+void sm_plan_configure(sm_plan *p);
 
 /* Runs every kernel step's prepack() in step order and frees the bytes of
  * each constant that only packed forms read (pack.c). */

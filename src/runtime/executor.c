@@ -225,7 +225,7 @@ static smelt_status run_step(smelt_ctx_t *ctx, sm_session *s, const sm_step *st,
         ka.workspace = st->ws_bytes ? s->arena + st->ws_offset : NULL;
         ka.workspace_bytes = st->ws_bytes;
         ka.nhwc = st->nhwc;
-        return st->k->run(&ka, st->packed, s->tp);
+        return sm_cpu_kernel_run(st->k, &ka, &st->cfg, st->packed, s->tp);
     case SM_STEP_REF:
         /* reference kernels may rely on zero-filled outputs */
         for (int i = 0; i < st->n_out; i++)

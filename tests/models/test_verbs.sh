@@ -1,5 +1,5 @@
 #!/bin/sh
-# `smelt info` and `smelt compare` as a user meets them: what they print,
+# `smelt info`, `run` and `compare` as a user meets them: what they print,
 # their exit status, and one clear error line for bad input.
 # usage: test_verbs.sh SMELT_BINARY REPO_ROOT
 set -u
@@ -100,6 +100,13 @@ expect 0 "probs: f32[32,10]" -- "$SMELT" run "$M" \
     --input "image=$ROOT/examples/digits_cnn_x.npy" --output-dir "$T/o"
 expect 0 "within tolerance (atol 1e-06, rtol 0)" -- "$SMELT" compare \
     "$T/o/probs.npy" "$ROOT/examples/digits_cnn_probs.npy" --atol 1e-6 --rtol 0
+
+# --print-plan: each kernel step with its decision, on the forced ISA
+expect 0 "conv_f32_scalar        [im2col m=16 n=196 k=72 batch=" -- \
+    "$SMELT" run "$M" --isa scalar --print-plan \
+    --input "image=$ROOT/examples/digits_cnn_x.npy"
+expect 0 "[direct taps=9]" -- "$SMELT" run "$M" --print-plan \
+    --input "image=$ROOT/examples/digits_cnn_x.npy"
 
 echo "test_verbs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

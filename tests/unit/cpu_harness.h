@@ -1,13 +1,14 @@
 /*
  * cpu_harness.h - runs an optimized CPU kernel (kernels/cpu) and the
  * reference kernel of the same op on the same inputs and compares them,
- * for every ISA this machine has (each registry entry is bound to one
- * ISA's table, so calling the avx512, avx2 and scalar entries forces each
- * path; a data-movement kernel has one entry, CK_ONE), with no pool and
- * with pools of 2 and 3 threads, with and without prepacked constant
- * inputs. Outputs start as NaN (integer outputs as bytes 0xa5, a value
- * the tests' inputs do not hold), so an element the kernel forgets to
- * write fails the comparison.
+ * for every ISA this machine has (each registry instance is bound to one
+ * ISA's table, so calling the avx512, avx2 and scalar instances forces
+ * each path; a data-movement kernel has one instance, CK_ONE), with no
+ * pool and with pools of 2 and 3 threads, with the weights as run-time
+ * inputs and as prepacked constants (the kernel configured for each).
+ * Outputs start as NaN (integer outputs as bytes 0xa5, a value the
+ * tests' inputs do not hold), so an element the kernel forgets to write
+ * fails the comparison.
  *
  * Used by test_cpu_kernels.c, test_cpu_ops.c and test_cpu_data.c.
  */
@@ -26,15 +27,29 @@
 #include "kernels/cpu/registry.h"
 #include "core/threadpool.h"
 
-/* The three ISA entries of one kernel, widest first. */
-#define CK_ENTRIES(name)                                                       \
-    ((const sm_cpu_kernel *const[]){&sm_cpu_##name##_avx512,                   \
-                                    &sm_cpu_##name##_avx2,                     \
-                                    &sm_cpu_##name##_scalar})
+/* The registry instance called name; the test fails without it. */
+static inline const sm_cpu_kernel *ck_kernel(const char *name)
+{
+    const sm_cpu_kernel *k = sm_cpu_kernel_find(name);
+    if (!k)
+        fail_msg("no CPU kernel instance '%s' in the registry", name);
+    return k;
+}
 
-/* A kernel with one portable entry (data movement, kernels/cpu/data.c),
- * in the three-entry form ck_check takes (NULL entries are skipped). */
-#define CK_ONE(sym) ((const sm_cpu_kernel *const[]){&sym, NULL, NULL})
+/* One ISA's instance of a VEC row (kernels.def), and the one instance
+ * of an ANY row. */
+#define CK_K(name, isa) ck_kernel(#name "_f32_" #isa)
+#define CK_ANY(name) ck_kernel(#name "_any")
+
+/* The three ISA instances of one kernel, widest first. */
+#define CK_ENTRIES(name)                                                       \
+    ((const sm_cpu_kernel *const[]){CK_K(name, avx512), CK_K(name, avx2),      \
+                                    CK_K(name, scalar)})
+
+/* A kernel with one portable instance (data movement,
+ * kernels/cpu/data.c), in the three-entry form ck_check takes (NULL
+ * entries are skipped). */
+#define CK_ONE(name) ((const sm_cpu_kernel *const[]){CK_ANY(name), NULL, NULL})
 
 /* Uniform values in [-1, 1) from a seeded LCG (reproducible). */
 static inline sm_tensor *ck_rand(int ndim, const int64_t *dims, unsigned seed)
@@ -169,8 +184,9 @@ static inline void ck_compare(const char *what, const sm_tensor *got,
 /*
  * Runs each available ISA entry of `ks` (3 entries) on in[] and compares
  * with the reference. Each entry must accept the node (supports()).
- * const_mask selects the inputs prepacked as weights; every ISA runs both
- * with and without the packed blob, on each pool.
+ * const_mask selects the inputs that may be constant weights: every ISA
+ * runs, on each pool, the node configured with no constants and (with a
+ * mask) configured with them and prepacked, as the plan would.
  */
 static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
                             const sm_attr *al, int n_al,
@@ -191,18 +207,26 @@ static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
             sm_kernel_desc d;
             ck_desc(op, n_in, in, n_out, want, &at, const_mask, threads, ins,
                     outs, &d);
-            if (k->supports && !k->supports(&d))
+            if (!k->supports(&d))
                 fail_msg("%s does not support this %s node", k->name,
                          info->name);
-            void *packed = NULL;
-            if (k->prepack && const_mask) {
-                const sm_tensor *ci[8] = {0};
-                for (int i = 0; i < n_in; i++)
-                    ci[i] = ((const_mask >> i) & 1) ? in[i] : NULL;
-                assert_int_equal(k->prepack(NULL, &d, ci, &packed), SMELT_OK);
-            }
-            for (int use_pack = 0; use_pack < 1 + (packed != NULL);
+            for (int use_pack = 0; use_pack < 1 + (const_mask != 0);
                  use_pack++) {
+                unsigned mask = use_pack ? const_mask : 0;
+                ck_desc(op, n_in, in, n_out, want, &at, mask, threads, ins,
+                        outs, &d);
+                sm_cpu_config cfg;
+                sm_cpu_kernel_configure(k, &d, &cfg);
+                void *packed = NULL;
+                if (cfg.packs) {
+                    const sm_tensor *ci[8] = {0};
+                    for (int i = 0; i < n_in; i++)
+                        ci[i] = ((mask >> i) & 1) ? in[i] : NULL;
+                    assert_int_equal(
+                        sm_cpu_kernel_prepack(k, NULL, &d, &cfg, ci, &packed),
+                        SMELT_OK);
+                    assert_non_null(packed);
+                }
                 sm_tensor *got[4] = {0};
                 for (int j = 0; j < n_out; j++) {
                     got[j] = nn_tensor(want[j]->dtype, want[j]->ndim,
@@ -213,7 +237,7 @@ static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
                         for (int64_t i = 0; i < got[j]->numel; i++)
                             sm_store_f64(got[j]->dtype, got[j]->data, i, NAN);
                 }
-                size_t wsb = k->workspace ? k->workspace(&d, threads) : 0;
+                size_t wsb = cfg.ws_bytes;
                 void *ws =
                     wsb ? aligned_alloc(64, (wsb + 63) & ~(size_t)63) : NULL;
                 smelt_ctx_t *ctx = smelt_ctx_init();
@@ -227,22 +251,24 @@ static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
                                .workspace = ws,
                                .workspace_bytes = wsb};
                 smelt_status st =
-                    k->run(&ka, use_pack ? packed : NULL, ck_pools[p]);
+                    sm_cpu_kernel_run(k, &ka, &cfg, packed, ck_pools[p]);
                 if (st != SMELT_OK)
                     fail_msg("%s failed: %s", k->name, smelt_ctx_error(ctx));
-                char what[128];
+                char what[256];
                 for (int j = 0; j < n_out; j++) {
-                    snprintf(what, sizeof what, "%s (%d threads, %s) out %d",
-                             k->name, threads,
-                             use_pack ? "prepacked" : "unpacked", j);
+                    char cs[96];
+                    sm_cpu_config_str(&cfg, cs, sizeof cs);
+                    snprintf(
+                        what, sizeof what, "%s [%s] (%d threads, %s) out %d",
+                        k->name, cs, threads,
+                        use_pack ? "constant weights" : "run-time weights", j);
                     ck_compare(what, got[j], want[j], abs_tol, rel_tol);
                     sm_tensor_free(got[j]);
                 }
                 smelt_ctx_free(ctx);
                 free(ws);
+                sm_free(packed);
             }
-            if (packed)
-                k->free_packed(packed);
         }
     }
     for (int j = 0; j < n_out; j++)
@@ -270,7 +296,7 @@ static inline int ck_supports(const sm_cpu_kernel *k, sm_op op, int n_in,
     sm_kernel_operand ins[8], outs[4];
     sm_kernel_desc d;
     ck_desc(op, n_in, in, n_out, out, &at, 0, 1, ins, outs, &d);
-    return !k->supports || k->supports(&d);
+    return k->supports(&d);
 }
 
 #endif

@@ -41,8 +41,7 @@ static void check_slice(sm_tensor *x, smelt_dtype it, int n, const double *st,
                         ax ? ints(it, n, ax) : NULL,
                         sp ? ints(it, n, sp) : NULL};
     int n_in = sp ? 5 : ax ? 4 : 3;
-    CK_CHECK(SM_OP_Slice, n_in, in, 1, NO_ATTRS, CK_ONE(sm_cpu_slice), 0,
-             EXACT);
+    CK_CHECK(SM_OP_Slice, n_in, in, 1, NO_ATTRS, CK_ONE(slice), 0, EXACT);
 }
 
 static void test_slice(void **state)
@@ -86,7 +85,7 @@ static void test_slice(void **state)
 static void check_gather(sm_tensor *x, sm_tensor *ind, int axis)
 {
     CK_CHECK(SM_OP_Gather, 2, ((sm_tensor *[]){x, ind}), 1,
-             ATTRS(A_INT("axis", axis)), CK_ONE(sm_cpu_gather), 0, EXACT);
+             ATTRS(A_INT("axis", axis)), CK_ONE(gather), 0, EXACT);
 }
 
 static void test_gather(void **state)
@@ -135,9 +134,11 @@ static void test_gather_bad_index(void **state)
                        .n_out = 1,
                        .out = out,
                        .ctx = ctx};
+        sm_cpu_config cfg = {SM_CPU_ALGO_PLAIN, 0, 0, {0}, 0};
         for (int p = 0; p < 3; p++) {
-            assert_int_equal(sm_cpu_gather.run(&ka, NULL, ck_pools[p]),
-                             SMELT_ERR_RUNTIME);
+            assert_int_equal(
+                sm_cpu_kernel_run(CK_ANY(gather), &ka, &cfg, NULL, ck_pools[p]),
+                SMELT_ERR_RUNTIME);
             assert_non_null(strstr(smelt_ctx_error(ctx), "out of range"));
         }
         smelt_ctx_free(ctx);
@@ -203,7 +204,7 @@ static void test_gather_plan(void **state)
 static void check_where(sm_tensor *c, sm_tensor *x, sm_tensor *y)
 {
     CK_CHECK(SM_OP_Where, 3, ((sm_tensor *[]){c, x, y}), 1, NO_ATTRS,
-             CK_ONE(sm_cpu_where), 0, EXACT);
+             CK_ONE(where), 0, EXACT);
 }
 
 static void test_where(void **state)
@@ -250,22 +251,22 @@ static void test_concat(void **state)
         SM_OP_Concat, 3,
         ((sm_tensor *[]){ck_rand(3, D(2, 3, 5), 1), ck_rand(3, D(2, 1, 5), 2),
                          ck_rand(3, D(2, 4, 5), 3)}),
-        1, ATTRS(A_INT("axis", -2)), CK_ONE(sm_cpu_concat), 0, EXACT);
+        1, ATTRS(A_INT("axis", -2)), CK_ONE(concat), 0, EXACT);
     /* the outermost axis (contiguous parts), an empty part, i64 */
     CK_CHECK(SM_OP_Concat, 3,
              ((sm_tensor *[]){nn_pattern(I64, 2, D(3, 7), 1),
                               nn_pattern(I64, 2, D(0, 7), 2),
                               nn_pattern(I64, 2, D(4, 7), 3)}),
-             1, ATTRS(A_INT("axis", 0)), CK_ONE(sm_cpu_concat), 0, EXACT);
+             1, ATTRS(A_INT("axis", 0)), CK_ONE(concat), 0, EXACT);
     /* the last axis, 1-byte elements; and large parts over the pool */
     CK_CHECK(SM_OP_Concat, 2,
              ((sm_tensor *[]){nn_pattern(U8, 2, D(5, 3), 4),
                               nn_pattern(U8, 2, D(5, 8), 5)}),
-             1, ATTRS(A_INT("axis", 1)), CK_ONE(sm_cpu_concat), 0, EXACT);
+             1, ATTRS(A_INT("axis", 1)), CK_ONE(concat), 0, EXACT);
     CK_CHECK(SM_OP_Concat, 2,
              ((sm_tensor *[]){ck_rand(2, D(100, 300), 6),
                               ck_rand(2, D(100, 257), 7)}),
-             1, ATTRS(A_INT("axis", 1)), CK_ONE(sm_cpu_concat), 0, EXACT);
+             1, ATTRS(A_INT("axis", 1)), CK_ONE(concat), 0, EXACT);
 }
 
 static void test_split(void **state)
@@ -275,23 +276,23 @@ static void test_split(void **state)
     CK_CHECK(SM_OP_Split, 2,
              ((sm_tensor *[]){ck_rand(3, D(2, 32, 768), 1),
                               ints(I64, 3, V(256, 256, 256))}),
-             3, ATTRS(A_INT("axis", -1)), CK_ONE(sm_cpu_split), 0, EXACT);
+             3, ATTRS(A_INT("axis", -1)), CK_ONE(split), 0, EXACT);
     /* unequal parts, one empty, the middle axis, f16 */
     CK_CHECK(SM_OP_Split, 2,
              ((sm_tensor *[]){nn_pattern(F16, 3, D(3, 10, 3), 2),
                               ints(I64, 4, V(2, 0, 7, 1))}),
-             4, ATTRS(A_INT("axis", 1)), CK_ONE(sm_cpu_split), 0, EXACT);
+             4, ATTRS(A_INT("axis", 1)), CK_ONE(split), 0, EXACT);
     /* no split input: equal parts of the outermost axis; and large */
     CK_CHECK(SM_OP_Split, 1, ((sm_tensor *[]){ck_rand(2, D(6, 5), 3)}), 3,
-             ATTRS(A_INT("axis", 0)), CK_ONE(sm_cpu_split), 0, EXACT);
+             ATTRS(A_INT("axis", 0)), CK_ONE(split), 0, EXACT);
     CK_CHECK(SM_OP_Split, 1, ((sm_tensor *[]){ck_rand(2, D(200, 600), 4)}), 2,
-             ATTRS(A_INT("axis", 1)), CK_ONE(sm_cpu_split), 0, EXACT);
+             ATTRS(A_INT("axis", 1)), CK_ONE(split), 0, EXACT);
 }
 
 static void check_expand(sm_tensor *x, int n, const double *shape)
 {
     CK_CHECK(SM_OP_Expand, 2, ((sm_tensor *[]){x, ints(I64, n, shape)}), 1,
-             NO_ATTRS, CK_ONE(sm_cpu_expand), 0, EXACT);
+             NO_ATTRS, CK_ONE(expand), 0, EXACT);
 }
 
 static void test_expand(void **state)
@@ -314,18 +315,18 @@ static void test_refusals(void **state)
     sm_tensor *c = nn_tensor(I32, 1, D(4), NULL), *f = ck_rand(1, D(4), 1);
     sm_tensor *in[3] = {c, f, f}, *out[1] = {f};
     assert_false(
-        ck_supports(&sm_cpu_where, SM_OP_Where, 3, in, 1, out, NO_ATTRS));
+        ck_supports(CK_ANY(where), SM_OP_Where, 3, in, 1, out, NO_ATTRS));
     in[0] = f;
     in[1] = f;
     assert_false(
-        ck_supports(&sm_cpu_gather, SM_OP_Gather, 2, in, 1, out, NO_ATTRS));
+        ck_supports(CK_ANY(gather), SM_OP_Gather, 2, in, 1, out, NO_ATTRS));
     in[1] = c;
     assert_true(
-        ck_supports(&sm_cpu_gather, SM_OP_Gather, 2, in, 1, out, NO_ATTRS));
+        ck_supports(CK_ANY(gather), SM_OP_Gather, 2, in, 1, out, NO_ATTRS));
     out[0] = c;
     assert_false(
-        ck_supports(&sm_cpu_gather, SM_OP_Gather, 2, in, 1, out, NO_ATTRS));
-    assert_false(ck_supports(&sm_cpu_concat, SM_OP_Concat, 2, in, 1, out,
+        ck_supports(CK_ANY(gather), SM_OP_Gather, 2, in, 1, out, NO_ATTRS));
+    assert_false(ck_supports(CK_ANY(concat), SM_OP_Concat, 2, in, 1, out,
                              ATTRS(A_INT("axis", 0))));
     sm_tensor_free(c);
     sm_tensor_free(f);

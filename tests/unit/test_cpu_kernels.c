@@ -480,7 +480,7 @@ static void test_matmul_refusals(void **state)
     sm_tensor *in[2] = {nn_tensor(I32, 2, D(2, 3), NULL),
                         nn_tensor(I32, 2, D(3, 2), NULL)};
     sm_tensor *out[1] = {nn_tensor(I32, 2, D(2, 2), NULL)};
-    assert_false(ck_supports(&sm_cpu_matmul_scalar, SM_OP_MatMul, 2, in, 1, out,
+    assert_false(ck_supports(CK_K(matmul, scalar), SM_OP_MatMul, 2, in, 1, out,
                              NO_ATTRS));
     sm_tensor_free(in[0]);
     sm_tensor_free(in[1]);
@@ -489,7 +489,7 @@ static void test_matmul_refusals(void **state)
                          nn_tensor(F32, 2, D(3, 2), NULL), NULL,
                          nn_tensor(F32, 1, D(2), NULL)};
     out[0] = nn_tensor(F32, 1, D(2), NULL);
-    assert_false(ck_supports(&sm_cpu_matmul_scalar, SM_OP_FusedGemm, 4, in4, 1,
+    assert_false(ck_supports(CK_K(matmul, scalar), SM_OP_FusedGemm, 4, in4, 1,
                              out, NO_ATTRS));
     /* a run on shapes that do not fit reports the op */
     smelt_ctx_t *ctx = smelt_ctx_init();
@@ -503,8 +503,10 @@ static void test_matmul_refusals(void **state)
     in4[1] = nn_tensor(F32, 2, D(4, 2), NULL); /* K = 3 against 4 */
     const sm_op_info *info = sm_op_info_get(SM_OP_MatMul);
     ka.attrs = (sm_attrs){NULL, 0, info->spec, info->n_spec};
-    assert_int_equal(sm_cpu_matmul_scalar.run(&ka, NULL, NULL),
-                     SMELT_ERR_RUNTIME);
+    sm_cpu_config cfg = {SM_CPU_ALGO_GEMM, 0, 0, {0}, 0};
+    assert_int_equal(
+        sm_cpu_kernel_run(CK_K(matmul, scalar), &ka, &cfg, NULL, NULL),
+        SMELT_ERR_RUNTIME);
     nn_has_words(smelt_ctx_error(ctx), "MatMul|do not fit");
     smelt_ctx_free(ctx);
     for (int i = 0; i < 4; i++)
@@ -645,39 +647,36 @@ static void test_fusedconv_op(void **state)
              CONV_TOL(8));
 }
 
-/* What the entry's prepack made for this FusedConv node: the packed
- * blob's matrix count (36: Winograd's transformed weights) and side
- * (*is_a 0: the weights as a B operand, the position-major product of
- * conv_pm.c); 0 when it made none. */
-static int64_t prepacked(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
-                         sm_tensor *y, const sm_attr *al, int n_al, int *is_a)
+/* The path the instance's configure chose for this FusedConv node with
+ * constant weights, and whether it prepacks them. */
+static sm_cpu_algo chosen(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
+                          sm_tensor *y, const sm_attr *al, int n_al, int *packs)
 {
     const sm_op_info *info = sm_op_info_get(SM_OP_FusedConv);
     sm_attrs at = {al, n_al, info->spec, info->n_spec};
     sm_kernel_operand ins[4], outs[1];
     sm_kernel_desc d;
     ck_desc(SM_OP_FusedConv, n_in, in, 1, &y, &at, 2, 1, ins, outs, &d);
-    const sm_tensor *ci[4] = {NULL, in[1], NULL, NULL};
-    void *p = NULL;
-    assert_int_equal(k->prepack(NULL, &d, ci, &p), SMELT_OK);
-    int64_t count = p ? ((sm_gemm_pack *)p)->count : 0;
-    *is_a = p ? ((sm_gemm_pack *)p)->is_a : 0;
-    k->free_packed(p);
-    return count;
+    sm_cpu_config c;
+    sm_cpu_kernel_configure(k, &d, &c);
+    *packs = c.packs;
+    return c.algo;
 }
 
 static int chose_winograd(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
                           sm_tensor *y, const sm_attr *al, int n_al)
 {
-    int is_a;
-    return prepacked(k, in, n_in, y, al, n_al, &is_a) == 36;
+    int packs;
+    return chosen(k, in, n_in, y, al, n_al, &packs) == SM_CPU_ALGO_WINOGRAD &&
+           packs;
 }
 
 static int chose_pm(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
                     sm_tensor *y, const sm_attr *al, int n_al)
 {
-    int is_a;
-    return prepacked(k, in, n_in, y, al, n_al, &is_a) == 1 && !is_a;
+    int packs;
+    return chosen(k, in, n_in, y, al, n_al, &packs) == SM_CPU_ALGO_POS_MAJOR &&
+           packs;
 }
 
 /* Winograd F(4x4, 3x3): output sizes that are not multiples of 4, pads
@@ -790,11 +789,15 @@ static void test_conv_direct(void **state)
             ck_rand(4, D(cs[i].m, cs[i].c, cs[i].kh, cs[i].kw), 2),
             i == 2 ? NULL : ck_rand(1, D(cs[i].m), 3)};
         sm_tensor *y = nn_tensor(F32, 4, D(cs[i].n, cs[i].m, oh, ow), NULL);
-        int is_a;
-        for (int e = 0; e < 3; e++)
-            if (ck_have(CK_ENTRIES(conv)[e]))
-                assert_int_equal(
-                    prepacked(CK_ENTRIES(conv)[e], in, 3, y, al, 4, &is_a), 0);
+        int packs;
+        for (int e = 0; e < 3; e++) {
+            if (!ck_have(CK_ENTRIES(conv)[e]))
+                continue;
+            assert_int_equal(
+                chosen(CK_ENTRIES(conv)[e], in, 3, y, al, 4, &packs),
+                SM_CPU_ALGO_DIRECT);
+            assert_false(packs);
+        }
         sm_tensor_free(y);
         ck_check(SM_OP_FusedConv, 3, in, 1, al, 4, CK_ENTRIES(conv), 2,
                  CONV_TOL(cs[i].c * cs[i].kh * cs[i].kw));
@@ -811,7 +814,7 @@ static void test_conv_refusals(void **state)
                         nn_tensor(F32, 3, D(3, 2, 3), NULL)};
     sm_tensor *out[1] = {nn_tensor(F32, 3, D(1, 3, 3), NULL)};
     assert_false(
-        ck_supports(&sm_cpu_conv_scalar, SM_OP_Conv, 2, in, 1, out, NO_ATTRS));
+        ck_supports(CK_K(conv, scalar), SM_OP_Conv, 2, in, 1, out, NO_ATTRS));
     for (int i = 0; i < 2; i++)
         sm_tensor_free(in[i]);
     sm_tensor_free(out[0]);
@@ -819,7 +822,7 @@ static void test_conv_refusals(void **state)
     in[1] = nn_tensor(F64, 4, D(3, 2, 3, 3), NULL);
     out[0] = nn_tensor(F64, 4, D(1, 3, 3, 3), NULL);
     assert_false(
-        ck_supports(&sm_cpu_conv_scalar, SM_OP_Conv, 2, in, 1, out, NO_ATTRS));
+        ck_supports(CK_K(conv, scalar), SM_OP_Conv, 2, in, 1, out, NO_ATTRS));
     for (int i = 0; i < 2; i++)
         sm_tensor_free(in[i]);
     sm_tensor_free(out[0]);

@@ -273,8 +273,8 @@ static void test_reduce(void **state)
     /* axes {0, 2} are not one run: left to the reference */
     sm_tensor *in[1] = {nn_tensor(F32, 3, D(2, 3, 4), NULL)};
     sm_tensor *out[1] = {nn_tensor(F32, 3, D(1, 3, 1), NULL)};
-    assert_false(ck_supports(&sm_cpu_reducesum_scalar, SM_OP_ReduceSum, 1, in,
-                             1, out, ATTRS(A_INTS("axes", 0, 2))));
+    assert_false(ck_supports(CK_K(reducesum, scalar), SM_OP_ReduceSum, 1, in, 1,
+                             out, ATTRS(A_INTS("axes", 0, 2))));
     sm_tensor_free(in[0]);
     sm_tensor_free(out[0]);
 }
@@ -315,8 +315,8 @@ static void test_transpose(void **state)
     /* a bad perm is refused */
     sm_tensor *in[1] = {nn_tensor(F32, 2, D(2, 3), NULL)};
     sm_tensor *out[1] = {nn_tensor(F32, 2, D(3, 2), NULL)};
-    assert_false(ck_supports(&sm_cpu_transpose_scalar, SM_OP_Transpose, 1, in,
-                             1, out, ATTRS(A_INTS("perm", 1, 1))));
+    assert_false(ck_supports(CK_K(transpose, scalar), SM_OP_Transpose, 1, in, 1,
+                             out, ATTRS(A_INTS("perm", 1, 1))));
     sm_tensor_free(in[0]);
     sm_tensor_free(out[0]);
 }

@@ -40,8 +40,7 @@ void cli_bench_help(FILE *out)
             "  --profile           per-op time, FLOPs, bytes, GFLOP/s, "
             "intensity\n"
             "  --trace FILE        the timed runs as a Chrome trace (JSON)\n"
-            "  --json              one JSON line: median_ms, min_ms, ...\n"
-            "  --print-plan        the plan: steps, kernels, memory map\n");
+            "  --json              one JSON line: median_ms, min_ms, ...\n");
     cli_plan_opts_help(out);
 }
 
@@ -54,7 +53,7 @@ static double now_ms(void)
 
 typedef struct bench_args {
     const char *file, *trace;
-    int runs, warmup, profile, json, print_plan;
+    int runs, warmup, profile, json;
     char *specs[MAX_IO];
     int n_specs;
     cli_plan_opts po;
@@ -105,8 +104,6 @@ static int parse_args(int argc, char **argv, bench_args *a)
             a->profile = 1;
         } else if (!strcmp(o, "--json")) {
             a->json = 1;
-        } else if (!strcmp(o, "--print-plan")) {
-            a->print_plan = 1;
         } else if (o[0] == '-' && o[1]) {
             return cli_usage_error("bench", "unknown option '%s'", o);
         } else if (a->file) {
@@ -444,14 +441,8 @@ int cli_bench(int argc, char **argv)
             rc = cli_fail(ctx, a.file);
     }
     double compile = now_ms() - t0;
-    if (!rc && a.print_plan) {
-        char *text = NULL;
-        if (smelt_plan_print(ctx, p, &text) != SMELT_OK)
-            rc = cli_fail(ctx, "plan");
-        else
-            fputs(text, stdout);
-        smelt_string_free(text);
-    }
+    if (!rc && a.po.print_plan)
+        rc = cli_plan_print(ctx, p);
     size_t n = p ? (size_t)smelt_plan_num_steps(p) : 0;
     size_t cells = (a.profile || a.trace) ? (size_t)a.runs * n : 0;
     tm.lat = calloc((size_t)a.runs, sizeof(double));

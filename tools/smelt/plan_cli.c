@@ -26,7 +26,11 @@ void cli_plan_opts_help(FILE *out)
             "wider\n"
             "  --dim NAME=SIZE     size of a symbolic dimension (repeat)\n"
             "  --plan              run a compiled plan (the default)\n"
-            "  --reference         run the reference interpreter instead\n");
+            "  --reference         run the reference interpreter instead\n"
+            "  --print-plan        print the plan: steps, kernels and what "
+            "each\n"
+            "                      decided (algorithm, geometry), memory "
+            "map\n");
 }
 
 /* A whole number in [lo, hi] from s, else -1 after a usage error. */
@@ -53,6 +57,10 @@ int cli_plan_opt(cli_plan_opts *c, int argc, char **argv, int *i,
     }
     if (!strcmp(a, "--plan")) {
         c->reference = 0;
+        return 1;
+    }
+    if (!strcmp(a, "--print-plan")) {
+        c->print_plan = 1;
         return 1;
     }
     int is_threads = !strcmp(a, "--threads") || !strcmp(a, "-j");
@@ -85,6 +93,18 @@ int cli_plan_opt(cli_plan_opts *c, int argc, char **argv, int *i,
         c->o.dims = c->dims;
     }
     return 1;
+}
+
+int cli_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p)
+{
+    char *text = NULL;
+    int rc = 0;
+    if (smelt_plan_print(ctx, p, &text) != SMELT_OK)
+        rc = cli_fail(ctx, "plan");
+    else
+        fputs(text, stdout);
+    smelt_string_free(text);
+    return rc;
 }
 
 long long cli_plan_dim(const cli_plan_opts *c, const char *name)

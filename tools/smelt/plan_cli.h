@@ -1,7 +1,7 @@
 /*
  * plan_cli.h - the options every verb that runs a model shares (run,
- * bench): threads, optimizer level, ISA, symbolic dim sizes, and the
- * reference interpreter instead of a plan.
+ * bench): threads, optimizer level, ISA, symbolic dim sizes, the
+ * reference interpreter instead of a plan, and printing the plan.
  */
 #ifndef SMELT_PLAN_CLI_H
 #define SMELT_PLAN_CLI_H
@@ -15,6 +15,7 @@
 typedef struct cli_plan_opts {
     smelt_plan_options o;
     int reference;   /* --reference: the interpreter, no plan */
+    int print_plan;  /* --print-plan: the compiled plan on stdout */
     char dims[1024]; /* --dim a=1 --dim b=2 joined: "a=1,b=2" */
 } cli_plan_opts;
 
@@ -26,6 +27,9 @@ int cli_plan_opt(cli_plan_opts *c, int argc, char **argv, int *i,
                  const char *verb);
 /* The help lines of the shared options. */
 void cli_plan_opts_help(FILE *out);
+/* Prints plan p (smelt_plan_print: steps, kernels and their decisions,
+ * memory map) on stdout; 0, or 1 after reporting an error. */
+int cli_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p);
 /* The size bound to symbolic dim `name` by --dim, or -1. */
 long long cli_plan_dim(const cli_plan_opts *c, const char *name);
 

@@ -198,6 +198,8 @@ int cli_run(int argc, char **argv)
             rc = cli_fail(ctx, file);
     }
     double t1 = now_ms();
+    if (!rc && plan && po.print_plan)
+        rc = cli_plan_print(ctx, plan);
     if (!rc && outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "smelt run: %s: %s\n", outdir, strerror(errno));
         rc = 1;

@@ -1,21 +1,26 @@
 /*
- * conv.c - the optimized Conv and FusedConv kernels for 2-D NCHW f32:
- * the convolution as a GEMM per (image, group) with the weights as A
- * ([Mg, Cg*kh*kw], prepacked once) and the input as B:
- *   - 1x1, stride 1, no padding: B is the input itself ([Cg, H*W]);
- *   - otherwise implicit GEMM: B's panels are gathered straight from the
- *     input while packing (im2col one KC x NC block at a time, never the
- *     whole matrix);
- *   - depthwise convolutions take their own direct path (conv_dw.c).
- * Bias, residual and activation run as the GEMM epilogue, so a FusedConv
- * writes its output once.
+ * conv.c - the optimized Conv and FusedConv kernels for 2-D f32: one
+ * configure step (conv_decide) picks the path once per plan step, and
+ * prepack and run follow what it recorded (sm_cpu_config):
+ *   - gemm-1x1 (1x1, stride 1, no padding) and im2col: a GEMM per
+ *     (image, group) with the weights as A ([Mg, Cg*kh*kw], prepacked
+ *     when constant) and the input as B, the input itself for a 1x1,
+ *     else B's panels gathered straight from the input while packing
+ *     (im2col one KC x NC block at a time, never the whole matrix);
+ *   - winograd F(4x4, 3x3) (winograd.c) and position-major (conv_pm.c)
+ *     for constant weights, which they read only in their prepacked form;
+ *   - direct for few input channels (conv_direct.c);
+ *   - depthwise layers row by row (conv_dw.c) or channel-interleaved
+ *     (depthwise-blocked, conv_dwc.c).
+ * Bias, residual and activation run as the epilogue of every path, so a
+ * FusedConv writes its output once.
  */
 #include "kernels/cpu/conv.h"
 
 #include <string.h>
 
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/entry.h"
+#include "kernels/cpu/registry.h"
 #include "kernels/cpu/winograd.h"
 #include "kernels/ref/window.h"
 
@@ -232,7 +237,7 @@ static int desc_geom(const sm_kernel_desc *d, sm_conv_geom *g)
 
 /* 2-D f32 convolutions with a 1-D bias of M values and a residual that
  * folds onto [N, M, OH*OW] (sm_conv_geom_init). */
-static int conv_supports(const sm_kernel_desc *d)
+int sm_cpu_conv_supports(const sm_kernel_desc *d)
 {
     sm_conv_geom g;
     sm_gemm_epi e = sm_gemm_epi_none();
@@ -244,28 +249,109 @@ static int conv_supports(const sm_kernel_desc *d)
     return desc_geom(d, &g);
 }
 
-/* Constant weights become A panels, one packed matrix per group. */
-static smelt_status conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
+/* The one place the path is chosen, from the geometry (with the operand
+ * formats the plan chose) and whether the weights are a constant, which
+ * Winograd and the position-major product need (their weights exist
+ * only prepacked):
+ *   - depthwise layers: channel-interleaved on small planes (the only
+ *     depthwise path sm_cpu_conv_layouts lets take channels-last or
+ *     blocked operands), else row by row;
+ *   - channels-last or blocked operands of other layers: position-major
+ *     (plan/layout.c allows them only where it runs);
+ *   - few input channels: direct;
+ *   - 3x3 stride 1 with enough channels and tiles: Winograd;
+ *   - few output positions: position-major;
+ *   - else a GEMM per (image, group), the input as B in place (1x1) or
+ *     gathered by im2col. */
+static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w)
+{
+    if (is_depthwise(g))
+        return sm_conv_dwc_wanted(g) ? SM_CPU_ALGO_DEPTHWISE_BLOCKED
+                                     : SM_CPU_ALGO_DEPTHWISE;
+    if (g->nhwc)
+        return SM_CPU_ALGO_POS_MAJOR;
+    if (sm_conv_direct_wanted(g))
+        return SM_CPU_ALGO_DIRECT;
+    if (const_w && sm_wino_eligible(g))
+        return SM_CPU_ALGO_WINOGRAD;
+    if (const_w && sm_conv_pm_wanted(g))
+        return SM_CPU_ALGO_POS_MAJOR;
+    return sm_conv_is_1x1(g) ? SM_CPU_ALGO_GEMM_1X1 : SM_CPU_ALGO_IM2COL;
+}
+
+/* The decision, its geometry and the scratch of its path. The GEMM paths
+ * prepack constant weights as A panels, Winograd as its transformed
+ * weights, the position-major product as B; the direct and depthwise
+ * paths lay out their weights per run. */
+void sm_cpu_conv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
+                           sm_cpu_config *c)
+{
+    (void)ops;
+    sm_conv_geom g;
+    if (!desc_geom(d, &g))
+        return; /* supports() refused it: nothing runs */
+    g.nhwc = d->nhwc;
+    int const_w = d->in[1].is_const, threads = d->n_threads;
+    c->algo = conv_decide(&g, const_w);
+    int64_t ohw = g.OH * g.OW;
+    switch (c->algo) {
+    case SM_CPU_ALGO_DEPTHWISE_BLOCKED:
+        c->geom[0] = g.kh * g.kw;
+        c->ws_bytes = sm_conv_dwc_workspace(&g, threads);
+        break;
+    case SM_CPU_ALGO_DEPTHWISE:
+        c->geom[0] = g.kh * g.kw;
+        c->ws_bytes = sm_conv_dw_workspace(&g, threads);
+        break;
+    case SM_CPU_ALGO_DIRECT:
+        c->geom[0] = g.K;
+        c->ws_bytes = sm_conv_direct_workspace(&g, threads);
+        break;
+    case SM_CPU_ALGO_WINOGRAD:
+        c->packs = 1;
+        c->geom[0] = g.N * ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+        c->ws_bytes = sm_wino_workspace(&g, threads);
+        break;
+    case SM_CPU_ALGO_POS_MAJOR:
+        c->packs = 1;
+        c->geom[0] = ohw;
+        c->geom[1] = g.M;
+        c->geom[2] = g.K;
+        c->geom[3] = g.N;
+        c->ws_bytes = sm_conv_pm_workspace(&g, threads);
+        break;
+    default: /* the GEMM per (image, group) */
+        c->packs = const_w;
+        c->geom[0] = g.Mg;
+        c->geom[1] = ohw;
+        c->geom[2] = g.K;
+        c->geom[3] = g.N * g.G;
+        c->ws_bytes = sm_gemm_workspace(threads, g.K, ohw, 0);
+        break;
+    }
+}
+
+/* Constant weights in the form the configured path reads. */
+smelt_status sm_cpu_conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
                                  const sm_kernel_desc *d,
+                                 const sm_cpu_config *c,
                                  const sm_tensor *const *const_in,
                                  void **packed)
 {
     *packed = NULL;
     sm_conv_geom g;
-    if (!const_in[1] || !desc_geom(d, &g) || is_depthwise(&g))
+    if (!c->packs || !const_in[1] || !desc_geom(d, &g))
         return SMELT_OK;
-    g.nhwc = d->nhwc;
-    if (!g.nhwc && sm_conv_direct_wanted(&g))
-        return SMELT_OK; /* the direct path lays its weights out per run */
+    g.nhwc = c->nhwc;
+    const float *w = const_in[1]->data;
     sm_gemm_pack *p;
-    if (g.nhwc) {
-        SM_TRY(sm_conv_pm_pack(ctx, ops, &g, const_in[1]->data, &p));
-    } else if (sm_wino_eligible(&g)) {
-        SM_TRY(sm_wino_pack(ctx, ops, const_in[1]->data, g.M, g.C, &p));
-    } else if (sm_conv_pm_wanted(&g)) {
-        SM_TRY(sm_conv_pm_pack(ctx, ops, &g, const_in[1]->data, &p));
+    if (c->algo == SM_CPU_ALGO_WINOGRAD) {
+        SM_TRY(sm_wino_pack(ctx, ops, w, g.M, g.C, &p));
+    } else if (c->algo == SM_CPU_ALGO_POS_MAJOR) {
+        SM_TRY(sm_conv_pm_pack(ctx, ops, &g, w, &p));
     } else {
-        sm_matf wv = {const_in[1]->data, g.K, 1};
+        /* A panels, one packed matrix per group */
+        sm_matf wv = {w, g.K, 1};
         SM_TRY(
             sm_gemm_pack_new(ctx, ops, 1, &wv, g.Mg, g.K, g.G, g.Mg * g.K, &p));
     }
@@ -273,36 +359,49 @@ static smelt_status conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
     return SMELT_OK;
 }
 
-/* The scratch of the path run() will take: depthwise, Winograd (only
- * with constant, hence prepacked, weights) or the GEMM. */
-static size_t conv_workspace(const sm_kernel_desc *d, int n_threads)
+/* One GEMM per (image, group) batch element: the weights as A (prepacked
+ * or read in place), B the input itself (1x1) or gathered by
+ * sm_conv_im2col_pack, the epilogue fused. */
+static smelt_status conv_gemm(const sm_cpu_ops *ops, const sm_kargs *a,
+                              const sm_cpu_config *c, const sm_conv_geom *g,
+                              const sm_gemm_pack *pa, const sm_gemm_epi *base,
+                              const float *bias, const float *res,
+                              sm_threadpool *tp)
 {
-    sm_conv_geom g;
-    if (!desc_geom(d, &g))
-        return 0;
-    g.nhwc = d->nhwc;
-    if (is_depthwise(&g))
-        return sm_conv_dw_workspace(&g, n_threads);
-    if (g.nhwc)
-        return sm_conv_pm_workspace(&g, n_threads);
-    if (sm_conv_direct_wanted(&g))
-        return sm_conv_direct_workspace(&g, n_threads);
-    size_t gw = sm_gemm_workspace(n_threads, g.K, g.OH * g.OW, 0);
-    /* Winograd runs only with prepacked weights, which only constant
-     * weights get */
-    size_t xw = 0;
-    if (d->in[1].is_const && sm_wino_eligible(&g))
-        xw = sm_wino_workspace(&g, n_threads);
-    else if (d->in[1].is_const && sm_conv_pm_wanted(&g))
-        xw = sm_conv_pm_workspace(&g, n_threads);
-    return xw > gw ? xw : gw;
+    const float *x = a->in[0]->data, *w = a->in[1]->data;
+    float *y = a->out[0]->data;
+    int64_t ohw = g->OH * g->OW;
+    sm_gemm_args ga = {.M = g->Mg, .N = ohw, .K = g->K, .c = y, .ldc = ohw};
+    sm_conv_epi(g, base, bias, res, &ga.epi);
+    ga.pa = pa;
+    ga.a = (sm_matf){w, g->K, 1};
+    sm_im2col ic = {g, x, ops->gather2};
+    if (c->algo == SM_CPU_ALGO_GEMM_1X1) {
+        ga.b = (sm_matf){x, ohw, 1};
+    } else {
+        ga.pack_b = sm_conv_im2col_pack;
+        ga.pack_b_user = &ic;
+    }
+    ga.nbd = 2;
+    ga.bdims[0] = g->N;
+    ga.bdims[1] = g->G;
+    ga.stride[SM_GB_A][1] = g->Mg * g->K;
+    ga.stride[SM_GB_PA][1] = 1;
+    ga.stride[SM_GB_B][0] = g->C * g->H * g->W;
+    ga.stride[SM_GB_B][1] = g->Cg * g->H * g->W;
+    ga.stride[SM_GB_C][0] = g->M * ohw;
+    ga.stride[SM_GB_C][1] = g->Mg * ohw;
+    ga.stride[SM_GB_T0][1] = g->Mg;
+    ga.stride[SM_GB_T1][0] = g->r_sn;
+    ga.stride[SM_GB_T1][1] = g->Mg * g->r_sm;
+    return sm_gemm_f32(a->ctx, ops, &ga, tp, a->workspace, a->workspace_bytes);
 }
 
-/* Picks the path: depthwise, Winograd when the prepacked blob holds its
- * transformed weights, else one GEMM per (image, group) batch element
- * with B the input (1x1) or gathered by im2col_pack. */
-static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                             void *packed, sm_threadpool *tp)
+/* Runs the path configure() chose; the geometry is read again from the
+ * run's tensors (the desc's shapes) and checked. */
+smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                             const sm_cpu_config *c, const void *packed,
+                             sm_threadpool *tp)
 {
     sm_conv_geom g;
     int r[4];
@@ -321,69 +420,59 @@ static smelt_status conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
                       "%s: operand, output or activation do not fit the "
                       "optimized kernel",
                       a->op_name);
-    g.nhwc = a->nhwc;
+    const sm_gemm_pack *pa = packed;
+    if (c->packs && (!pa || pa->ops != ops))
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: the %s path needs the weights its prepack makes",
+                      a->op_name, sm_cpu_algo_name(c->algo));
+    g.nhwc = c->nhwc;
     const float *x = a->in[0]->data, *w = a->in[1]->data;
     const float *bias = bt ? bt->data : NULL;
     const float *res = g.has_r ? a->in[3]->data : NULL;
     float *y = a->out[0]->data;
-    if (is_depthwise(&g))
+    void *ws = a->workspace;
+    size_t wsb = a->workspace_bytes;
+    switch (c->algo) {
+    case SM_CPU_ALGO_DEPTHWISE_BLOCKED:
+        return sm_conv_dwc(a->ctx, ops, &g, x, w, bias, res, &base, y, tp, ws,
+                           wsb);
+    case SM_CPU_ALGO_DEPTHWISE:
         return sm_conv_depthwise(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
-                                 a->workspace, a->workspace_bytes);
-    if (!g.nhwc && sm_conv_direct_wanted(&g))
-        return sm_conv_direct(a->ctx, ops, &g, x, w, bias, &base, y, tp,
-                              a->workspace, a->workspace_bytes);
-    int64_t ohw = g.OH * g.OW;
-    sm_gemm_args ga = {.M = g.Mg, .N = ohw, .K = g.K, .c = y, .ldc = ohw};
-    sm_conv_epi(&g, &base, bias, res, &ga.epi);
-    const sm_gemm_pack *pa = packed;
-    if (pa && pa->ops == ops && sm_wino_eligible(&g) && pa->count == 36 &&
-        pa->rows == g.M && pa->cols == g.C)
-        return sm_conv_winograd(a->ctx, ops, &g, x, pa, &ga.epi, y, tp,
-                                a->workspace, a->workspace_bytes);
-    if (pa && pa->ops == ops && !pa->is_a && pa->rows == g.K &&
-        pa->cols == g.M && pa->count == 1 && g.G == 1)
-        return sm_conv_pm_run(a->ctx, ops, &g, x, pa, bias, res, &base, y, tp,
-                              a->workspace, a->workspace_bytes);
-    if (g.nhwc)
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "%s: channels-last operands without the position-major "
-                      "weights",
-                      a->op_name);
-    if (pa && pa->ops == ops && pa->is_a && pa->rows == g.Mg &&
-        pa->cols == g.K && pa->count == g.G)
-        ga.pa = pa;
-    ga.a = (sm_matf){w, g.K, 1};
-    sm_im2col ic = {&g, x, ops->gather2};
-    if (sm_conv_is_1x1(&g)) {
-        ga.b = (sm_matf){x, ohw, 1};
-    } else {
-        ga.pack_b = sm_conv_im2col_pack;
-        ga.pack_b_user = &ic;
+                                 ws, wsb);
+    case SM_CPU_ALGO_DIRECT:
+        return sm_conv_direct(a->ctx, ops, &g, x, w, bias, &base, y, tp, ws,
+                              wsb);
+    case SM_CPU_ALGO_WINOGRAD: {
+        sm_gemm_epi e;
+        sm_conv_epi(&g, &base, bias, res, &e);
+        return sm_conv_winograd(a->ctx, ops, &g, x, pa, &e, y, tp, ws, wsb);
     }
-    ga.nbd = 2;
-    ga.bdims[0] = g.N;
-    ga.bdims[1] = g.G;
-    ga.stride[SM_GB_A][1] = g.Mg * g.K;
-    ga.stride[SM_GB_PA][1] = 1;
-    ga.stride[SM_GB_B][0] = g.C * g.H * g.W;
-    ga.stride[SM_GB_B][1] = g.Cg * g.H * g.W;
-    ga.stride[SM_GB_C][0] = g.M * ohw;
-    ga.stride[SM_GB_C][1] = g.Mg * ohw;
-    ga.stride[SM_GB_T0][1] = g.Mg;
-    ga.stride[SM_GB_T1][0] = g.r_sn;
-    ga.stride[SM_GB_T1][1] = g.Mg * g.r_sm;
-    return sm_gemm_f32(a->ctx, ops, &ga, tp, a->workspace, a->workspace_bytes);
+    case SM_CPU_ALGO_POS_MAJOR:
+        return sm_conv_pm_run(a->ctx, ops, &g, x, pa, bias, res, &base, y, tp,
+                              ws, wsb);
+    case SM_CPU_ALGO_GEMM_1X1:
+    case SM_CPU_ALGO_IM2COL:
+        if (g.nhwc)
+            break;
+        return conv_gemm(ops, a, c, &g, c->packs ? pa : NULL, &base, bias, res,
+                         tp);
+    default: break;
+    }
+    return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                  "%s: the convolution kernel has no %s path for this node",
+                  a->op_name, sm_cpu_algo_name(c->algo));
 }
 
-/* Channels-last operands (plan/layout.c): depthwise layers on the
+/* What the paths of conv_decide could read or write other than NCHW
+ * (plan/layout.c), before the plan chooses: depthwise layers on the
  * channel-interleaved path read and write them (without a residual);
  * other single-group layers with constant weights that Winograd does
  * not take write them from the position-major product, whose rows are
  * positions, and 1x1 ones read them as its A. */
-static unsigned conv_layouts(const sm_kernel_desc *d)
+unsigned sm_cpu_conv_layouts(const sm_kernel_desc *d)
 {
     sm_conv_geom g;
-    if (!conv_supports(d) || !desc_geom(d, &g))
+    if (!sm_cpu_conv_supports(d) || !desc_geom(d, &g))
         return 0;
     if (is_depthwise(&g))
         return g.Mg == 1 && !g.has_r && sm_conv_dwc_wanted(&g)
@@ -404,7 +493,3 @@ static unsigned conv_layouts(const sm_kernel_desc *d)
     return sm_conv_is_1x1(&g) ? SM_NHWC_IN | SM_NHWC_OUT | b16 | SM_NHWC_TIED
                               : 0;
 }
-
-SM_CPU_ENTRIES_PACKED(conv, SM_CPU_KERNEL_PACKED_W, conv_supports, conv_prepack,
-                      sm_cpu_free_packed, conv_workspace, conv_run,
-                      conv_layouts)

@@ -97,12 +97,13 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                          const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
                          void *ws, size_t ws_bytes);
 
-/* Scratch bytes of the depthwise path with n_threads threads. */
+/* Scratch bytes of the row-by-row depthwise path (conv_dw.c) with
+ * n_threads threads. */
 size_t sm_conv_dw_workspace(const sm_conv_geom *g, int n_threads);
 
-/* Depthwise convolution: Y = epilogue(conv) in one pass per output row,
- * split over the pool by (image, channel). ws may be NULL (allocated
- * here). */
+/* Depthwise convolution row by row (conv_dw.c; conv.c chooses it over
+ * sm_conv_dwc): Y = epilogue(conv) in one pass per output row, split
+ * over the pool by (image, channel). ws may be NULL (allocated here). */
 smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                                const sm_conv_geom *g, const float *x,
                                const float *w, const float *bias,

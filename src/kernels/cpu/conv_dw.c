@@ -57,8 +57,6 @@ size_t sm_conv_dw_workspace(const sm_conv_geom *g, int n_threads)
 {
     dw_lay l;
     dw_layout(NULL, g, &l);
-    if (sm_conv_dwc_wanted(g))
-        return sm_conv_dwc_workspace(g, n_threads);
     return (size_t)(n_threads < 1 ? 1 : n_threads) * l.per_thread + 64;
 }
 
@@ -158,9 +156,6 @@ smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                                float *y, sm_threadpool *tp, void *ws,
                                size_t ws_bytes)
 {
-    if (sm_conv_dwc_wanted(g))
-        return sm_conv_dwc(ctx, ops, g, x, w, bias, res, epi, y, tp, ws,
-                           ws_bytes);
     int threads = sm_threadpool_size(tp);
     int64_t planes = g->N * g->M;
     if (planes < 2)

@@ -116,8 +116,3 @@ int64_t sm_cpu_prod(int n, const int64_t *d)
         p *= d[i];
     return p;
 }
-
-void sm_cpu_free_packed(void *packed)
-{
-    sm_free(packed);
-}

@@ -69,7 +69,4 @@ char *sm_cpu_scratch(void *ws, size_t ws_bytes, size_t need, void **own);
 /* Product of n dims. */
 int64_t sm_cpu_prod(int n, const int64_t *d);
 
-/* The frees every prepacked blob of the CPU kernels uses. */
-void sm_cpu_free_packed(void *packed);
-
 #endif

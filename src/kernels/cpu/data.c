@@ -132,7 +132,7 @@ static void dm_copy(dm_job *J, sm_tensor *y, const char *x, sm_threadpool *tp)
 
 /* ---- Slice --------------------------------------------------------------- */
 
-static int slice_supports(const sm_kernel_desc *d)
+int sm_cpu_slice_supports(const sm_kernel_desc *d)
 {
     return d->n_in >= 3 && d->n_out == 1 && d->in[1].present &&
            d->in[2].present && d->in[0].dtype == d->out[0].dtype &&
@@ -142,10 +142,11 @@ static int slice_supports(const sm_kernel_desc *d)
 /* Output axis d reads input index first[d] + i * step[d]: a copy from
  * the first element read with strides step[d] x the input's strides
  * (negative steps walk backwards). */
-static smelt_status slice_run(const sm_kargs *a, void *packed,
+smelt_status sm_cpu_slice_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                              const sm_cpu_config *c, const void *packed,
                               sm_threadpool *tp)
 {
-    (void)packed;
+    (void)ops, (void)c, (void)packed;
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
     int64_t first[SMELT_MAX_DIMS], step[SMELT_MAX_DIMS], xs[SMELT_MAX_DIMS];
@@ -166,12 +167,9 @@ static smelt_status slice_run(const sm_kargs *a, void *packed,
     return SMELT_OK;
 }
 
-const sm_cpu_kernel sm_cpu_slice = {
-    .name = "slice_any", .supports = slice_supports, .run = slice_run};
-
 /* ---- Expand -------------------------------------------------------------- */
 
-static int expand_supports(const sm_kernel_desc *d)
+int sm_cpu_expand_supports(const sm_kernel_desc *d)
 {
     int64_t s[SMELT_MAX_DIMS];
     return d->n_in == 2 && d->n_out == 1 && d->in[0].dtype == d->out[0].dtype &&
@@ -180,10 +178,11 @@ static int expand_supports(const sm_kernel_desc *d)
 }
 
 /* A copy whose source strides are 0 along the broadcast dims. */
-static smelt_status expand_run(const sm_kargs *a, void *packed,
+smelt_status sm_cpu_expand_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                               const sm_cpu_config *c, const void *packed,
                                sm_threadpool *tp)
 {
-    (void)packed;
+    (void)ops, (void)c, (void)packed;
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
     dm_job J;
@@ -199,9 +198,6 @@ static smelt_status expand_run(const sm_kargs *a, void *packed,
     return SMELT_OK;
 }
 
-const sm_cpu_kernel sm_cpu_expand = {
-    .name = "expand_any", .supports = expand_supports, .run = expand_run};
-
 /* ---- Concat and Split ------------------------------------------------------
  */
 
@@ -215,12 +211,12 @@ static int parts_supports(const sm_kernel_operand *whole,
     return n >= 1;
 }
 
-static int concat_supports(const sm_kernel_desc *d)
+int sm_cpu_concat_supports(const sm_kernel_desc *d)
 {
     return d->n_out == 1 && parts_supports(&d->out[0], d->in, d->n_in);
 }
 
-static int split_supports(const sm_kernel_desc *d)
+int sm_cpu_split_supports(const sm_kernel_desc *d)
 {
     return d->in[0].present && parts_supports(&d->in[0], d->out, d->n_out);
 }
@@ -284,28 +280,25 @@ static smelt_status parts_move(const sm_kargs *a, sm_tensor *whole,
     return SMELT_OK;
 }
 
-static smelt_status concat_run(const sm_kargs *a, void *packed,
+smelt_status sm_cpu_concat_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                               const sm_cpu_config *c, const void *packed,
                                sm_threadpool *tp)
 {
-    (void)packed;
+    (void)ops, (void)c, (void)packed;
     return parts_move(a, a->out[0], a->in, a->n_in, 1, tp);
 }
 
-static smelt_status split_run(const sm_kargs *a, void *packed,
+smelt_status sm_cpu_split_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                              const sm_cpu_config *c, const void *packed,
                               sm_threadpool *tp)
 {
-    (void)packed;
+    (void)ops, (void)c, (void)packed;
     return parts_move(a, a->in[0], a->out, a->n_out, 0, tp);
 }
 
-const sm_cpu_kernel sm_cpu_concat = {
-    .name = "concat_any", .supports = concat_supports, .run = concat_run};
-const sm_cpu_kernel sm_cpu_split = {
-    .name = "split_any", .supports = split_supports, .run = split_run};
-
 /* ---- Gather -------------------------------------------------------------- */
 
-static int gather_supports(const sm_kernel_desc *d)
+int sm_cpu_gather_supports(const sm_kernel_desc *d)
 {
     smelt_dtype it = d->in[1].dtype;
     return d->n_in == 2 && d->n_out == 1 && d->in[0].dtype == d->out[0].dtype &&
@@ -341,10 +334,11 @@ static void gather_rows(void *arg, int64_t begin, int64_t end, int tid)
 
 /* Gather along any axis: every index is range-checked first (the
  * reference's check), then each output row is one memcpy. */
-static smelt_status gather_run(const sm_kargs *a, void *packed,
+smelt_status sm_cpu_gather_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                               const sm_cpu_config *c, const void *packed,
                                sm_threadpool *tp)
 {
-    (void)packed;
+    (void)ops, (void)c, (void)packed;
     const sm_tensor *x = a->in[0], *ind = a->in[1];
     sm_tensor *y = a->out[0];
     gather_job J = {.x = x->data,
@@ -365,9 +359,6 @@ static smelt_status gather_run(const sm_kargs *a, void *packed,
     return SMELT_OK;
 }
 
-const sm_cpu_kernel sm_cpu_gather = {
-    .name = "gather_any", .supports = gather_supports, .run = gather_run};
-
 /* ---- Where --------------------------------------------------------------- */
 
 /* Broadcast strides of cond, x and y (ranks r[k], dims d[k]) onto the
@@ -385,7 +376,7 @@ static int where_analyze(const int *r, const int64_t *const *d, int ry,
     return 1;
 }
 
-static int where_supports(const sm_kernel_desc *d)
+int sm_cpu_where_supports(const sm_kernel_desc *d)
 {
     sm_cpu_loops g;
     smelt_dtype t = d->out[0].dtype;
@@ -472,11 +463,19 @@ static void where_items(void *arg, int64_t begin, int64_t end, int tid)
 }
 
 /* Where(cond, x, y) with broadcasting, for a bool condition and any
- * dtype of x and y (copied as bytes, so exact). */
-static smelt_status where_run(const sm_kargs *a, void *packed,
+ * dtype of x and y (copied as bytes, so exact).
+ *
+ * In place: the plan aliases the output only with an input of the
+ * output's shape, which then steps through memory exactly as the output
+ * does, and every element is read (where4 loads both sources and the
+ * condition first) before the same element is written; threads take
+ * disjoint pieces of the output, hence of that input (kernels.def marks
+ * the row SM_CPU_KERNEL_INPLACE). */
+smelt_status sm_cpu_where_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                              const sm_cpu_config *c, const void *packed,
                               sm_threadpool *tp)
 {
-    (void)packed;
+    (void)ops, (void)c, (void)packed;
     sm_tensor *y = a->out[0];
     int r[3];
     const int64_t *dims[3];
@@ -504,13 +503,3 @@ static smelt_status where_run(const sm_kargs *a, void *packed,
     dm_launch(&J, where_items, tp, (int64_t)y->nbytes);
     return SMELT_OK;
 }
-
-/* In place: the plan aliases the output only with an input of the
- * output's shape, which then steps through memory exactly as the output
- * does, and every element is read (where4 loads both sources and the
- * condition first) before the same element is written; threads take
- * disjoint pieces of the output, hence of that input. */
-const sm_cpu_kernel sm_cpu_where = {.name = "where_any",
-                                    .flags = SM_CPU_KERNEL_INPLACE,
-                                    .supports = where_supports,
-                                    .run = where_run};

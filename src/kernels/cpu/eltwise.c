@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/entry.h"
+#include "kernels/cpu/registry.h"
 #include "kernels/ref/fused.h"
 
 /* Elements per task: big enough that splitting pays for the wake-up. */
@@ -49,7 +49,7 @@ static void run_unary(const sm_cpu_ops *ops, int f, float a, float b,
         ops->unary(f, a, b, x + done, y + done, n - done);
 }
 
-static int unary_supports(const sm_kernel_desc *d)
+int sm_cpu_unary_supports(const sm_kernel_desc *d)
 {
     return d->n_out == 1 && d->n_in >= 1 && sm_cpu_all_f32(d) &&
            d->in[0].ndim == d->out[0].ndim &&
@@ -59,12 +59,12 @@ static int unary_supports(const sm_kernel_desc *d)
 
 /* Clip's bounds come as optional scalar inputs; supports() cannot see
  * their values but needs them to be one element. */
-static int clip_supports(const sm_kernel_desc *d)
+int sm_cpu_clip_supports(const sm_kernel_desc *d)
 {
     for (int i = 1; i < d->n_in; i++)
         if (d->in[i].present && sm_cpu_prod(d->in[i].ndim, d->in[i].dims) != 1)
             return 0;
-    return unary_supports(d);
+    return sm_cpu_unary_supports(d);
 }
 
 /* The unary function of a node and its parameters. */
@@ -98,27 +98,29 @@ static smelt_status unary_apply(const sm_cpu_ops *ops, const sm_kargs *a,
     return SMELT_OK;
 }
 
-#define UNARY_OP(name, f, supports)                                            \
-    static smelt_status name##_run(const sm_cpu_ops *ops, const sm_kargs *a,   \
-                                   void *packed, sm_threadpool *tp)            \
+/* The run hook of each unary op (kernels.def names them). */
+#define UNARY_OP(name, f)                                                      \
+    smelt_status sm_cpu_##name##_run(const sm_cpu_ops *ops, const sm_kargs *a, \
+                                     const sm_cpu_config *c,                   \
+                                     const void *packed, sm_threadpool *tp)    \
     {                                                                          \
+        (void)c;                                                               \
         (void)packed;                                                          \
         return unary_apply(ops, a, tp, f);                                     \
-    }                                                                          \
-    SM_CPU_ENTRIES(name, SM_CPU_KERNEL_INPLACE, supports, NULL, name##_run)
+    }
 
-UNARY_OP(relu, SM_ACT_RELU, unary_supports)
-UNARY_OP(sigmoid, SM_ACT_SIGMOID, unary_supports)
-UNARY_OP(tanh, SM_ACT_TANH, unary_supports)
-UNARY_OP(leakyrelu, SM_ACT_LEAKYRELU, unary_supports)
-UNARY_OP(gelu, SM_ACT_GELU, unary_supports)
-UNARY_OP(clip, SM_ACT_CLIP, clip_supports)
-UNARY_OP(exp, SM_UNARY_EXP, unary_supports)
-UNARY_OP(neg, SM_UNARY_NEG, unary_supports)
-UNARY_OP(abs, SM_UNARY_ABS, unary_supports)
-UNARY_OP(sqrt, SM_UNARY_SQRT, unary_supports)
-UNARY_OP(erf, SM_UNARY_ERF, unary_supports)
-UNARY_OP(reciprocal, SM_UNARY_RECIP, unary_supports)
+UNARY_OP(relu, SM_ACT_RELU)
+UNARY_OP(sigmoid, SM_ACT_SIGMOID)
+UNARY_OP(tanh, SM_ACT_TANH)
+UNARY_OP(leakyrelu, SM_ACT_LEAKYRELU)
+UNARY_OP(gelu, SM_ACT_GELU)
+UNARY_OP(clip, SM_ACT_CLIP)
+UNARY_OP(exp, SM_UNARY_EXP)
+UNARY_OP(neg, SM_UNARY_NEG)
+UNARY_OP(abs, SM_UNARY_ABS)
+UNARY_OP(sqrt, SM_UNARY_SQRT)
+UNARY_OP(erf, SM_UNARY_ERF)
+UNARY_OP(reciprocal, SM_UNARY_RECIP)
 
 /* ---- binary with broadcasting -------------------------------------------- */
 
@@ -135,7 +137,7 @@ static int bin_analyze(int ra, const int64_t *da, int rb, const int64_t *db,
     return 1;
 }
 
-static int binary_supports(const sm_kernel_desc *d)
+int sm_cpu_binary_supports(const sm_kernel_desc *d)
 {
     sm_cpu_loops g;
     return d->n_in == 2 && d->n_out == 1 && sm_cpu_all_f32(d) &&
@@ -190,15 +192,16 @@ static smelt_status binary_apply(const sm_cpu_ops *ops, const sm_kargs *a,
     return SMELT_OK;
 }
 
+/* The run hook of each binary op (kernels.def names them). */
 #define BINARY_OP(name, op)                                                    \
-    static smelt_status name##_run(const sm_cpu_ops *ops, const sm_kargs *a,   \
-                                   void *packed, sm_threadpool *tp)            \
+    smelt_status sm_cpu_##name##_run(const sm_cpu_ops *ops, const sm_kargs *a, \
+                                     const sm_cpu_config *c,                   \
+                                     const void *packed, sm_threadpool *tp)    \
     {                                                                          \
+        (void)c;                                                               \
         (void)packed;                                                          \
         return binary_apply(ops, a, tp, op);                                   \
-    }                                                                          \
-    SM_CPU_ENTRIES(name, SM_CPU_KERNEL_INPLACE, binary_supports, NULL,         \
-                   name##_run)
+    }
 
 BINARY_OP(add, SM_BIN_ADD)
 BINARY_OP(sub, SM_BIN_SUB)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/entry.h"
+#include "kernels/cpu/registry.h"
 #include "kernels/cpu/gemm.h"
 
 /* What the shapes say about the product. */
@@ -134,7 +134,7 @@ static void shapes_from_desc(const sm_kernel_desc *d, mm_shapes *s)
 }
 
 /* f32 operands whose shapes mm_analyze accepts, and a valid activation. */
-static int mm_supports(const sm_kernel_desc *d)
+int sm_cpu_mm_supports(const sm_kernel_desc *d)
 {
     mm_shapes s;
     mm_geom g;
@@ -145,16 +145,42 @@ static int mm_supports(const sm_kernel_desc *d)
     return mm_analyze(&s, &g);
 }
 
+/* One GEMM call (the batch folded into M where it can be), with B
+ * prepacked when it is a constant; its workspace has room for a B
+ * packed once for all threads, or for an A (the driver's split picks
+ * which, gemm.c). */
+void sm_cpu_mm_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
+                         sm_cpu_config *c)
+{
+    (void)ops;
+    mm_shapes s;
+    mm_geom g;
+    shapes_from_desc(d, &s);
+    c->algo = SM_CPU_ALGO_GEMM;
+    if (!mm_analyze(&s, &g)) {
+        c->ws_bytes = sm_gemm_workspace(d->n_threads, 0, 0, 1);
+        return;
+    }
+    c->packs = d->in[1].is_const;
+    c->geom[0] = g.M;
+    c->geom[1] = g.N;
+    c->geom[2] = g.K;
+    c->geom[3] = sm_cpu_prod(g.nbd, g.bdims);
+    size_t wb = sm_gemm_workspace(d->n_threads, g.K, g.N, c->packs);
+    size_t wa = sm_gemm_workspace_shared_a(d->n_threads, g.M, g.K);
+    c->ws_bytes = wa > wb ? wa : wb;
+}
+
 /* Packs a constant B for ops: the blob is the sm_gemm_pack. */
-static smelt_status mm_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
-                               const sm_kernel_desc *d,
+smelt_status sm_cpu_mm_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
+                               const sm_kernel_desc *d, const sm_cpu_config *c,
                                const sm_tensor *const *const_in, void **packed)
 {
     *packed = NULL;
     mm_shapes s;
     mm_geom g;
     shapes_from_desc(d, &s);
-    if (!const_in[1] || !mm_analyze(&s, &g))
+    if (!c->packs || !const_in[1] || !mm_analyze(&s, &g))
         return SMELT_OK;
     sm_matf b = {const_in[1]->data, g.b_rs, g.b_cs};
     sm_gemm_pack *p;
@@ -164,25 +190,12 @@ static smelt_status mm_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
     return SMELT_OK;
 }
 
-static size_t mm_workspace(const sm_kernel_desc *d, int n_threads)
-{
-    mm_shapes s;
-    mm_geom g;
-    shapes_from_desc(d, &s);
-    if (!mm_analyze(&s, &g))
-        return sm_gemm_workspace(n_threads, 0, 0, 1);
-    /* room for a B packed once for all threads, or for an A (the split
-     * decides which, at run time) */
-    size_t wb = sm_gemm_workspace(n_threads, g.K, g.N, d->in[1].is_const);
-    size_t wa = sm_gemm_workspace_shared_a(n_threads, g.M, g.K);
-    return wa > wb ? wa : wb;
-}
-
 /* The node as one sm_gemm_f32 call: shapes analysed again on the run's
- * tensors (the prepacked B used when it matches them), alpha into the
- * epilogue, C scaled by beta as term 0, R as term 1. */
-static smelt_status mm_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                           void *packed, sm_threadpool *tp)
+ * tensors (they are the desc's), B from the blob when configure said
+ * so, alpha into the epilogue, C scaled by beta as term 0, R as term 1. */
+smelt_status sm_cpu_mm_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                           const sm_cpu_config *c, const void *packed,
+                           sm_threadpool *tp)
 {
     mm_shapes s;
     mm_geom g;
@@ -207,8 +220,11 @@ static smelt_status mm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     ga.a = (sm_matf){a->in[0]->data, g.a_rs, g.a_cs};
     ga.b = (sm_matf){a->in[1]->data, g.b_rs, g.b_cs};
     const sm_gemm_pack *pb = packed;
-    if (pb && pb->ops == ops && pb->rows == g.K && pb->cols == g.N &&
-        pb->count == g.b_count)
+    if (c->packs && (!pb || pb->ops != ops || pb->rows != g.K ||
+                     pb->cols != g.N || pb->count != g.b_count))
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: the packed B does not fit the run", a->op_name);
+    if (c->packs)
         ga.pb = pb;
     ga.c = a->out[0]->data;
     ga.ldc = g.N;
@@ -230,6 +246,3 @@ static smelt_status mm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     }
     return sm_gemm_f32(a->ctx, ops, &ga, tp, a->workspace, a->workspace_bytes);
 }
-
-SM_CPU_ENTRIES_PACKED(matmul, SM_CPU_KERNEL_PACKED_W, mm_supports, mm_prepack,
-                      sm_cpu_free_packed, mm_workspace, mm_run, NULL)

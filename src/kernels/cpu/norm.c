@@ -5,7 +5,7 @@
  * vectorized across the inner lanes instead of gathering.
  */
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/entry.h"
+#include "kernels/cpu/registry.h"
 
 /* The axis attribute resolved against rank r (rank 0 counts as 1); -1
  * when out of range. */
@@ -42,7 +42,7 @@ static void softmax_slices(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
-static int softmax_supports(const sm_kernel_desc *d)
+int sm_cpu_softmax_supports(const sm_kernel_desc *d)
 {
     return d->n_out == 1 && sm_cpu_all_f32(d) &&
            norm_axis(&d->attrs, d->in[0].ndim) >= 0;
@@ -72,22 +72,23 @@ static smelt_status softmax_apply(const sm_cpu_ops *ops, const sm_kargs *a,
     return SMELT_OK;
 }
 
-static smelt_status softmax_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                                void *packed, sm_threadpool *tp)
+smelt_status sm_cpu_softmax_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                                const sm_cpu_config *c, const void *packed,
+                                sm_threadpool *tp)
 {
+    (void)c;
     (void)packed;
     return softmax_apply(ops, a, tp, 0);
 }
 
-static smelt_status logsoftmax_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                                   void *packed, sm_threadpool *tp)
+smelt_status sm_cpu_logsoftmax_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                                   const sm_cpu_config *c, const void *packed,
+                                   sm_threadpool *tp)
 {
+    (void)c;
     (void)packed;
     return softmax_apply(ops, a, tp, 1);
 }
-
-SM_CPU_ENTRIES(softmax, 0, softmax_supports, NULL, softmax_run)
-SM_CPU_ENTRIES(logsoftmax, 0, softmax_supports, NULL, logsoftmax_run)
 
 /* ---- layer normalization ------------------------------------------------- */
 
@@ -112,7 +113,7 @@ static int per_slice(int tr, const int64_t *td, int r, const int64_t *xd,
     return 1;
 }
 
-static int layernorm_supports(const sm_kernel_desc *d)
+int sm_cpu_layernorm_supports(const sm_kernel_desc *d)
 {
     int r = d->in[0].ndim, ax = norm_axis(&d->attrs, r);
     if (!sm_cpu_all_f32(d) || r < 1 || ax < 0 ||
@@ -143,9 +144,11 @@ static void ln_rows(void *arg, int64_t begin, int64_t end, int tid)
                               J->rstd ? J->rstd + o : NULL);
 }
 
-static smelt_status layernorm_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                                  void *packed, sm_threadpool *tp)
+smelt_status sm_cpu_layernorm_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                                  const sm_cpu_config *c, const void *packed,
+                                  sm_threadpool *tp)
 {
+    (void)c;
     (void)packed;
     const sm_tensor *x = a->in[0];
     const sm_tensor *g = a->in[1], *b = a->n_in > 2 ? a->in[2] : NULL;
@@ -173,5 +176,3 @@ static smelt_status layernorm_run(const sm_cpu_ops *ops, const sm_kargs *a,
         ln_rows(&J, 0, outer, 0);
     return SMELT_OK;
 }
-
-SM_CPU_ENTRIES(layernorm, 0, layernorm_supports, NULL, layernorm_run)

@@ -15,7 +15,7 @@
 
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/entry.h"
+#include "kernels/cpu/registry.h"
 #include "kernels/cpu/rowsplit.h"
 #include "kernels/ref/window.h"
 
@@ -137,18 +137,23 @@ static int pool_window(const sm_attrs *at, const int64_t *xd, sm_window *w)
                           w) == SMELT_OK;
 }
 
-static size_t pool_workspace(const sm_kernel_desc *d, int n_threads)
+/* The one way, with the windowed ops' row scratch per thread. */
+void sm_cpu_pool_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
+                           sm_cpu_config *c)
 {
+    (void)ops;
     sm_window w;
     sm_rowsplit rs;
+    c->algo = SM_CPU_ALGO_PLAIN;
     if (d->op == SM_OP_GlobalAveragePool || d->op == SM_OP_GlobalMaxPool ||
         !pool_window(&d->attrs, d->in[0].dims, &w))
-        return 0;
+        return;
     sm_rowsplit_init(&rs, w.out[1], w.kernel[1], w.stride[1], w.dil[1],
                      w.pad0[1], w.in[1], NULL);
-    return (size_t)(n_threads < 1 ? 1 : n_threads) *
-               pool_per_thread(&rs, w.in[0]) +
-           64;
+    int n_threads = d->n_threads;
+    c->ws_bytes = (size_t)(n_threads < 1 ? 1 : n_threads) *
+                      pool_per_thread(&rs, w.in[0]) +
+                  64;
 }
 
 /* Windows whose dilated extent or padding exceeds this (per dim) are
@@ -158,7 +163,7 @@ static size_t pool_workspace(const sm_kernel_desc *d, int n_threads)
  * read the input. */
 #define POOL_MAX_SPAN 4096
 
-static int pool_supports(const sm_kernel_desc *d)
+int sm_cpu_pool_supports(const sm_kernel_desc *d)
 {
     if (d->n_out != 1 || !sm_cpu_all_f32(d) || d->in[0].ndim != 4)
         return 0;
@@ -228,14 +233,16 @@ static smelt_status pool_run(const sm_cpu_ops *ops, const sm_kargs *a,
     return SMELT_OK;
 }
 
+/* The run hook of each pooling op (kernels.def names them). */
 #define POOL_OP(name, is_max, global)                                          \
-    static smelt_status name##_run(const sm_cpu_ops *ops, const sm_kargs *a,   \
-                                   void *packed, sm_threadpool *tp)            \
+    smelt_status sm_cpu_##name##_run(const sm_cpu_ops *ops, const sm_kargs *a, \
+                                     const sm_cpu_config *c,                   \
+                                     const void *packed, sm_threadpool *tp)    \
     {                                                                          \
+        (void)c;                                                               \
         (void)packed;                                                          \
         return pool_run(ops, a, tp, is_max, global);                           \
-    }                                                                          \
-    SM_CPU_ENTRIES(name, 0, pool_supports, pool_workspace, name##_run)
+    }
 POOL_OP(maxpool, 1, 0)
 POOL_OP(avgpool, 0, 0)
 POOL_OP(gmaxpool, 1, 1)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/entry.h"
+#include "kernels/cpu/registry.h"
 
 typedef struct red_geom {
     int64_t outer, r, inner;
@@ -76,7 +76,7 @@ static int red_analyze(const sm_attrs *at, int has_axes_input, int xr,
     return sm_cpu_prod(yr, yd) == g->outer * g->inner;
 }
 
-static int red_supports(const sm_kernel_desc *d)
+int sm_cpu_reduce_supports(const sm_kernel_desc *d)
 {
     red_geom g;
     int has_in = d->n_in > 1 && d->in[1].present;
@@ -149,14 +149,16 @@ static smelt_status red_apply(const sm_cpu_ops *ops, const sm_kargs *a,
     return SMELT_OK;
 }
 
+/* The run hook of each reduction (kernels.def names them). */
 #define REDUCE_OP(name, kind, mean)                                            \
-    static smelt_status name##_run(const sm_cpu_ops *ops, const sm_kargs *a,   \
-                                   void *packed, sm_threadpool *tp)            \
+    smelt_status sm_cpu_##name##_run(const sm_cpu_ops *ops, const sm_kargs *a, \
+                                     const sm_cpu_config *c,                   \
+                                     const void *packed, sm_threadpool *tp)    \
     {                                                                          \
+        (void)c;                                                               \
         (void)packed;                                                          \
         return red_apply(ops, a, tp, kind, mean);                              \
-    }                                                                          \
-    SM_CPU_ENTRIES(name, 0, red_supports, NULL, name##_run)
+    }
 
 REDUCE_OP(reducesum, SM_RED_SUM, 0)
 REDUCE_OP(reducemean, SM_RED_SUM, 1)

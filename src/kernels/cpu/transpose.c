@@ -11,7 +11,7 @@
 #endif
 
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/entry.h"
+#include "kernels/cpu/registry.h"
 
 #define TILE 16
 
@@ -60,7 +60,7 @@ static int tr_analyze(const sm_attrs *at, int r, const int64_t *xd, tr_geom *g)
     return 1;
 }
 
-static int tr_supports(const sm_kernel_desc *d)
+int sm_cpu_transpose_supports(const sm_kernel_desc *d)
 {
     tr_geom g;
     smelt_dtype t = d->in[0].dtype;
@@ -189,10 +189,11 @@ static void tr_tiles(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
-static smelt_status tr_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                           void *packed, sm_threadpool *tp)
+smelt_status sm_cpu_transpose_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                                  const sm_cpu_config *c, const void *packed,
+                                  sm_threadpool *tp)
 {
-    (void)ops, (void)packed;
+    (void)ops, (void)c, (void)packed;
     const sm_tensor *x = a->in[0];
     tr_job J = {.x = x->data, .y = a->out[0]->data};
     if (!tr_analyze(&a->attrs, x->ndim, x->dims, &J.g) ||
@@ -220,5 +221,3 @@ static smelt_status tr_run(const sm_cpu_ops *ops, const sm_kargs *a,
         fn(&J, 0, J.outer, 0);
     return SMELT_OK;
 }
-
-SM_CPU_ENTRIES(transpose, 0, tr_supports, NULL, tr_run)
