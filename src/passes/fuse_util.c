@@ -224,11 +224,30 @@ smelt_status sm_fu_run_chains(sm_pass_ctx *pc, sm_graph *g,
 
 int sm_fu_is_act_op(sm_op op)
 {
-    return op == SM_OP_Relu || op == SM_OP_Clip || op == SM_OP_Sigmoid ||
-           op == SM_OP_Tanh || op == SM_OP_LeakyRelu || op == SM_OP_Gelu;
+#define ACT(ID, name, o, match, params, cheap, scalar, vector, grad, ex)       \
+    if (SM_OP_##o != SM_OP_COUNT && op == SM_OP_##o)                           \
+        return 1;
+#include "core/act.def"
+#undef ACT
+    return 0;
 }
 
-/* Clip's bounds: absent or constant scalars. */
+/* ---- the match column of core/act.def: whether node u is the row's
+ * activation, with its parameters read into a ---- */
+
+int sm_pat_act_never(const sm_node *u, sm_act *a)
+{
+    (void)u, (void)a;
+    return 0;
+}
+
+int sm_pat_act_plain(const sm_node *u, sm_act *a)
+{
+    (void)u, (void)a;
+    return 1;
+}
+
+/* Clip's bounds: absent or constant scalars, in order. */
 static int clip_bounds(const sm_node *u, sm_act *a)
 {
     a->alpha = -INFINITY;
@@ -237,8 +256,61 @@ static int clip_bounds(const sm_node *u, sm_act *a)
         return 0;
     if (u->n_in > 2 && u->in[2] && !sm_fu_scalar(u->in[2], &a->beta))
         return 0;
-    a->kind = a->alpha == 0 && a->beta == 6 ? SM_ACT_RELU6 : SM_ACT_CLIP;
     return a->alpha <= a->beta;
+}
+
+int sm_pat_act_relu6(const sm_node *u, sm_act *a)
+{
+    return clip_bounds(u, a) && a->alpha == 0 && a->beta == 6;
+}
+
+int sm_pat_act_clip(const sm_node *u, sm_act *a)
+{
+    return clip_bounds(u, a);
+}
+
+/* Gelu's approximate: "tanh" is gelu_tanh, anything else the erf form
+ * (the Gelu kernels reject other spellings when they run). */
+static int gelu_is_tanh(const sm_node *u)
+{
+    sm_attrs at = sm_node_attrs(u);
+    return strcmp(sm_attrs_string(&at, "approximate", "none"), "tanh") == 0;
+}
+
+int sm_pat_act_gelu(const sm_node *u, sm_act *a)
+{
+    (void)a;
+    return !gelu_is_tanh(u);
+}
+
+int sm_pat_act_gelu_tanh(const sm_node *u, sm_act *a)
+{
+    (void)a;
+    return gelu_is_tanh(u);
+}
+
+int sm_pat_act_leakyrelu(const sm_node *u, sm_act *a)
+{
+    sm_attrs at = sm_node_attrs(u);
+    a->alpha = sm_attrs_float(&at, "alpha", 0.01);
+    return 1;
+}
+
+/* The first row of core/act.def whose op is u's and whose match function
+ * takes u; SM_ACT_COUNT when none does. */
+static sm_act_kind act_of_node(const sm_node *u, sm_act *a)
+{
+#define ACT(ID, name, o, match, params, cheap, scalar, vector, grad, ex)       \
+    if (SM_OP_##o != SM_OP_COUNT && u->op == SM_OP_##o) {                      \
+        sm_act t = {SM_ACT_##ID, 0, 0};                                        \
+        if (match(u, &t)) {                                                    \
+            *a = t;                                                            \
+            return SM_ACT_##ID;                                                \
+        }                                                                      \
+    }
+#include "core/act.def"
+#undef ACT
+    return SM_ACT_COUNT;
 }
 
 int sm_fu_match_act(sm_rw *rw, const sm_fu_silu *si, sm_value *y, sm_fu_act *m,
@@ -272,32 +344,14 @@ int sm_fu_match_act(sm_rw *rw, const sm_fu_silu *si, sm_value *y, sm_fu_act *m,
                      op, y->name, uses);
         return 0;
     }
-    sm_act *a = &m->act;
-    switch (u->op) {
-    case SM_OP_Relu: a->kind = SM_ACT_RELU; break;
-    case SM_OP_Sigmoid: a->kind = SM_ACT_SIGMOID; break;
-    case SM_OP_Tanh: a->kind = SM_ACT_TANH; break;
-    case SM_OP_LeakyRelu: {
-        sm_attrs at = sm_node_attrs(u);
-        a->kind = SM_ACT_LEAKYRELU;
-        a->alpha = sm_attrs_float(&at, "alpha", 0.01);
-        break;
-    }
-    case SM_OP_Gelu: {
-        sm_attrs at = sm_node_attrs(u);
-        const char *ap = sm_attrs_string(&at, "approximate", "none");
-        a->kind = strcmp(ap, "tanh") == 0 ? SM_ACT_GELU_TANH : SM_ACT_GELU;
-        break;
-    }
-    case SM_OP_Clip:
-        if (!clip_bounds(u, a)) {
-            snprintf(why, why_size,
-                     "Clip consumer found but its bounds are not constant "
-                     "scalars in order");
-            return 0;
-        }
-        break;
-    default: return 0;
+    if (!sm_fu_is_act_op(u->op))
+        return 0;
+    if (act_of_node(u, &m->act) == SM_ACT_COUNT) {
+        snprintf(why, why_size,
+                 "%s consumer found but its bounds are not constant "
+                 "scalars in order",
+                 sm_op_info_get(u->op)->name);
+        return 0;
     }
     m->nodes[0] = u;
     m->n = 1;
@@ -337,9 +391,10 @@ int sm_fu_set_act(sm_node *n, const sm_act *a)
         return 1;
     if (!sm_node_set_string(n, "activation", sm_act_name(a->kind)))
         return 0;
-    if (a->kind == SM_ACT_LEAKYRELU)
+    sm_act_params p = sm_act_info_get(a->kind)->params;
+    if (p == SM_ACT_PARAMS_SLOPE)
         return sm_node_set_float(n, "activation_alpha", a->alpha);
-    if (a->kind != SM_ACT_CLIP)
+    if (p != SM_ACT_PARAMS_BOUNDS)
         return 1;
     if (a->alpha > -INFINITY &&
         !sm_node_set_float(n, "activation_alpha", a->alpha))

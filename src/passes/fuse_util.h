@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "ir/rewrite.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 #include "passes/pass.h"
 
 /* Every node of every block of g in block order, a node's sub-blocks
@@ -111,8 +111,14 @@ void sm_fu_miss_bcast(sm_pass_ctx *pc, const sm_node *start, const sm_value *o,
                       const sm_value *cur);
 /* Sets `activation` (and its alpha / beta when it has them) on n. */
 int sm_fu_set_act(sm_node *n, const sm_act *a);
-/* Whether n applies an activation (an op sm_fu_match_act knows). */
+/* Whether op may be an activation (the op of a row of core/act.def). */
 int sm_fu_is_act_op(sm_op op);
+/* The match column of core/act.def: whether node n (of the row's op) is
+ * the row's activation, reading its parameters into a. */
+#define ACT(ID, name, op, match, params, cheap, scalar, vector, grad, ex)      \
+    int match(const sm_node *n, sm_act *a);
+#include "core/act.def"
+#undef ACT
 
 /*
  * Finishes a fusion: every use of old_out now reads fused's output,

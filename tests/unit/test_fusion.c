@@ -14,7 +14,7 @@
 #include "fusion_util.h"
 
 #include "core/alloc.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 #define TOL 1e-5
 
