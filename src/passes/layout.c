@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 #define MAX_CHAIN 64
 
@@ -63,12 +63,12 @@ static smelt_status to_fused(sm_pass_ctx *pc, sm_rw *rw, sm_node *conv,
     sm_node *f =
         sm_rw_node_new(rw, conv->owner, conv, SM_OP_FusedConv, conv->name,
                        conv->n_in, conv->in, 1, &conv->out[0]->name);
-    if (!f || !sm_fu_copy_attrs(f, conv) ||
+    if (!f || !sm_pat_copy_attrs(f, conv) ||
         !sm_node_set_string(f, "layout", layout))
         return sm_err_nomem(pc->ctx);
     f->out[0]->type = conv->out[0]->type;
     SM_TRY(sm_rw_infer_node(rw, f));
-    sm_fu_replace(rw, f, conv->out[0], &conv, 1);
+    sm_pat_replace(rw, f, conv->out[0], &conv, 1);
     *out = f;
     return SMELT_OK;
 }
@@ -225,10 +225,10 @@ static smelt_status cancel_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *t2)
         return SMELT_OK;
     for (int j = 0; j < r1; j++)
         if (p1[p2[j]] != j) {
-            sm_fu_miss(pc, t2,
-                       "Transpose pair across %d elementwise ops does not "
-                       "cancel (the permutations do not compose to identity)",
-                       k);
+            sm_pat_miss(pc, t2,
+                        "Transpose pair across %d elementwise ops does not "
+                        "cancel (the permutations do not compose to identity)",
+                        k);
             return SMELT_OK;
         }
     sm_node *first = chain[k - 1];
@@ -239,7 +239,7 @@ static smelt_status cancel_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *t2)
         sm_type_unknown(&chain[i]->out[0]->type);
         SM_TRY(sm_rw_infer_node(rw, chain[i]));
     }
-    sm_fu_replace(rw, chain[0], t2->out[0], &t2, 1);
+    sm_pat_replace(rw, chain[0], t2->out[0], &t2, 1);
     sm_rw_remove_if_dead(rw, t1);
     sm_pass_log(pc, "cancelled a Transpose pair across %d elementwise ops", k);
     pc->stats->removed += 2;
@@ -253,7 +253,7 @@ smelt_status sm_pass_layout(sm_pass_ctx *pc, sm_graph *g)
     SM_TRY(sm_rw_new(pc->ctx, g, &rw));
     sm_node **nodes = NULL;
     int n = 0;
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
+    smelt_status st = sm_pat_snapshot(pc->ctx, rw, g, &nodes, &n);
     for (int i = 0; i < n && st == SMELT_OK; i++)
         if (nodes[i]->op == SM_OP_Transpose && !sm_rw_is_removed(rw, nodes[i]))
             st = cancel_at(pc, rw, nodes[i]);
@@ -262,7 +262,7 @@ smelt_status sm_pass_layout(sm_pass_ctx *pc, sm_graph *g)
     sm_free(nodes);
     if (st == SMELT_OK) {
         sm_node **now = NULL;
-        st = sm_fu_snapshot(pc->ctx, rw, g, &now, &n);
+        st = sm_pat_snapshot(pc->ctx, rw, g, &now, &n);
         int k = st == SMELT_OK ? count_reorders(rw, g, now, n) : 0;
         if (k)
             sm_pass_log(pc,

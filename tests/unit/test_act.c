@@ -15,8 +15,8 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpuid.h"
 
-/* The passes that fuse epilogues into contractions. */
-#define FUSE_PASSES "fuse_conv,fuse_gemm"
+/* The pass that fuses epilogues into contractions. */
+#define FUSE_PASSES "fuse_epilogue"
 
 static const sm_cpu_ops *const all_ops[] = {
     &sm_cpu_ops_avx512, &sm_cpu_ops_avx2, &sm_cpu_ops_scalar};
