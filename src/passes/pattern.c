@@ -348,6 +348,8 @@ int sm_pat_match_act(sm_rw *rw, const sm_pat_silu *si, sm_value *y,
     if (!sm_pat_is_act_op(u->op))
         return 0;
     if (act_of_node(u, &m->act) == SM_ACT_COUNT) {
+        /* of today's rows only Clip's can refuse a node of their op (its
+         * bounds); a new row that can should say why here */
         snprintf(why, why_size,
                  "%s consumer found but its bounds are not constant "
                  "scalars in order",
