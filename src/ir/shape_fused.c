@@ -11,7 +11,7 @@
 
 #include "core/dtype.h"
 #include "ir/shape_util.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 /* Fails unless input i (when present with a known dtype) is a float. */
 static smelt_status need_float(sm_shape_ctx *s, int i)

@@ -7,12 +7,12 @@
  * elementwise ops alone, applied to the untransposed tensor: an exported
  * model that goes channels-last around an activation and back (TF-style
  * NHWC islands) then moves no data at all, and the activation may sit
- * right after a convolution, where fuse_conv takes it. Direct Transpose
+ * right after a convolution, where fuse_epilogue takes it. Direct Transpose
  * pairs are simplify's. The graph says nothing about memory layout; that
  * is the plan's choice (plan/layout.c).
  */
 #include "core/alloc.h"
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 #define MAX_CHAIN 64
 
@@ -85,7 +85,7 @@ static smelt_status cancel_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *t2)
         return SMELT_OK;
     for (int j = 0; j < r1; j++)
         if (p1[p2[j]] != j) {
-            sm_fu_miss(pc, t2,
+            sm_pat_miss(pc, t2,
                        "Transpose pair across %d elementwise ops does not "
                        "cancel (the permutations do not compose to identity)",
                        k);
@@ -99,7 +99,7 @@ static smelt_status cancel_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *t2)
         sm_type_unknown(&chain[i]->out[0]->type);
         SM_TRY(sm_rw_infer_node(rw, chain[i]));
     }
-    sm_fu_replace(rw, chain[0], t2->out[0], &t2, 1);
+    sm_pat_replace(rw, chain[0], t2->out[0], &t2, 1);
     sm_rw_remove_if_dead(rw, t1);
     sm_pass_log(pc, "cancelled a Transpose pair across %d elementwise ops", k);
     pc->stats->removed += 2;
@@ -115,7 +115,7 @@ smelt_status sm_pass_cancel_transposes(sm_pass_ctx *pc, sm_graph *g)
     SM_TRY(sm_rw_new(pc->ctx, g, &rw));
     sm_node **nodes = NULL;
     int n = 0;
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
+    smelt_status st = sm_pat_snapshot(pc->ctx, rw, g, &nodes, &n);
     for (int i = 0; i < n && st == SMELT_OK; i++)
         if (nodes[i]->op == SM_OP_Transpose && !sm_rw_is_removed(rw, nodes[i]))
             st = cancel_at(pc, rw, nodes[i]);

@@ -10,9 +10,9 @@
  *       follow a Conv into its weights; what remains joins elementwise
  *       fusion this way.
  *   Sum of n >= 2 inputs: a chain of n - 1 binary Adds (the residual and
- *       bias rules of fuse_conv / fuse_gemm match Add).
+ *       bias rules of fuse_epilogue match Add).
  * Kept whole on purpose:
- *   Gemm (fuse_gemm takes its transposes, alpha and beta as they are),
+ *   Gemm (fuse_epilogue takes its transposes, alpha and beta as they are),
  *   Gelu and Clip (activations of the fused epilogues), LayerNormalization,
  *   Softmax and LogSoftmax (opaque: the kernels do them in one sweep),
  *   BatchNormalization with non-constant parameters, pooling.
@@ -23,7 +23,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 /* Whether bn can become Mul + Add: inference mode, constant parameters of
  * one value per channel, X of known rank >= 2 and a float dtype. */
@@ -76,10 +76,10 @@ static smelt_status decompose_bn(sm_pass_ctx *pc, sm_rw *rw, sm_node *bn)
 {
     int64_t ch;
     if (!bn_decomposable(rw, bn, &ch)) {
-        sm_fu_miss(pc, bn,
-                   "BatchNormalization stays whole: it needs inference mode, "
-                   "constant per-channel parameters and a float X of known "
-                   "rank");
+        sm_pat_miss(pc, bn,
+                    "BatchNormalization stays whole: it needs inference mode, "
+                    "constant per-channel parameters and a float X of known "
+                    "rank");
         return SMELT_OK;
     }
     sm_block *b = bn->owner;
@@ -109,7 +109,7 @@ static smelt_status decompose_bn(sm_pass_ctx *pc, sm_rw *rw, sm_node *bn)
     add->out[0]->type = bn->out[0]->type;
     SM_TRY(sm_rw_infer_node(rw, mul));
     SM_TRY(sm_rw_infer_node(rw, add));
-    sm_fu_replace(rw, add, bn->out[0], &bn, 1);
+    sm_pat_replace(rw, add, bn->out[0], &bn, 1);
     pc->stats->changed = 1;
     return SMELT_OK;
 }
@@ -134,7 +134,7 @@ static smelt_status decompose_sum(sm_pass_ctx *pc, sm_rw *rw, sm_node *sum)
         SM_TRY(sm_rw_infer_node(rw, add));
         acc = add->out[0];
     }
-    sm_fu_replace(rw, add, sum->out[0], &sum, 1);
+    sm_pat_replace(rw, add, sum->out[0], &sum, 1);
     pc->stats->changed = 1;
     return SMELT_OK;
 }
@@ -150,5 +150,5 @@ static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *x)
 
 smelt_status sm_pass_decompose(sm_pass_ctx *pc, sm_graph *g)
 {
-    return sm_fu_for_nodes(pc, g, visit);
+    return sm_pat_for_nodes(pc, g, visit);
 }

@@ -19,7 +19,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 /* Why bn cannot fold into the node before it; NULL when it can. */
 static const char *blocker(sm_rw *rw, const sm_node *bn, char *buf, size_t size)
@@ -112,12 +112,12 @@ static smelt_status fold_pair(sm_pass_ctx *pc, sm_rw *rw, sm_node *conv,
     sm_node *nc = b ? sm_rw_node_new(rw, conv->owner, bn, SM_OP_Conv,
                                      conv->name, 3, in, 1, &bn->out[0]->name)
                     : NULL;
-    if (!nc || !sm_fu_copy_attrs(nc, conv))
+    if (!nc || !sm_pat_copy_attrs(nc, conv))
         return sm_err_nomem(pc->ctx);
     nc->out[0]->type = bn->out[0]->type;
     SM_TRY(sm_rw_infer_node(rw, nc));
     sm_node *dead[2] = {conv, bn};
-    sm_fu_replace(rw, nc, bn->out[0], dead, 2);
+    sm_pat_replace(rw, nc, bn->out[0], dead, 2);
     pc->stats->fused += 1;
     pc->stats->folded += 2;
     pc->stats->changed = 1;
@@ -131,7 +131,7 @@ static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *bn)
     char buf[200];
     const char *why = blocker(rw, bn, buf, sizeof buf);
     if (why)
-        sm_fu_miss(pc, bn, "%s", why);
+        sm_pat_miss(pc, bn, "%s", why);
     else if (bn->in[0]->def && bn->in[0]->def->op == SM_OP_Conv)
         return fold_pair(pc, rw, bn->in[0]->def, bn);
     return SMELT_OK;
@@ -139,5 +139,5 @@ static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *bn)
 
 smelt_status sm_pass_fold_conv_bn(sm_pass_ctx *pc, sm_graph *g)
 {
-    return sm_fu_for_nodes(pc, g, visit);
+    return sm_pat_for_nodes(pc, g, visit);
 }

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 #define MAX_REGION 256
 /* At most this many region inputs: the executors pass at most 64
@@ -96,11 +96,11 @@ static void explain(sm_pass_ctx *pc, sm_rw *rw, const region *r,
                 sm_rw_is_removed(rw, p))
                 continue;
             int inside = uses_inside(r, v), all = sm_rw_uses(rw, v);
-            sm_fu_miss(pc, r->nodes[0],
-                       "%s producing %%%s stays out of the region: %d of its "
-                       "%d uses are outside%s",
-                       sm_op_info_get(p->op)->name, v->name, all - inside, all,
-                       sm_rw_is_output(rw, v) ? " (a graph output)" : "");
+            sm_pat_miss(pc, r->nodes[0],
+                        "%s producing %%%s stays out of the region: %d of its "
+                        "%d uses are outside%s",
+                        sm_op_info_get(p->op)->name, v->name, all - inside, all,
+                        sm_rw_is_output(rw, v) ? " (a graph output)" : "");
         }
 }
 
@@ -142,10 +142,10 @@ static smelt_status build(sm_pass_ctx *pc, sm_rw *rw, sm_graph *g, region *r)
     int n_ext = region_inputs(r, ext, MAX_INPUTS);
     sm_node *root = r->nodes[r->n - 1];
     if (n_ext < 0) {
-        sm_fu_miss(pc, root,
-                   "a region of %d elementwise nodes reads more than %d "
-                   "values",
-                   r->n, MAX_INPUTS);
+        sm_pat_miss(pc, root,
+                    "a region of %d elementwise nodes reads more than %d "
+                    "values",
+                    r->n, MAX_INPUTS);
         return SMELT_OK;
     }
     sm_value *out = root->out[0];
@@ -173,7 +173,7 @@ static smelt_status build(sm_pass_ctx *pc, sm_rw *rw, sm_graph *g, region *r)
     SM_TRY(st);
     f->out[0]->type = out->type;
     SM_TRY(sm_rw_infer_node(rw, f));
-    sm_fu_replace(rw, f, out, r->nodes, r->n);
+    sm_pat_replace(rw, f, out, r->nodes, r->n);
     pc->stats->fused += r->n;
     pc->stats->changed = 1;
     return SMELT_OK;
@@ -196,7 +196,7 @@ smelt_status sm_pass_fuse_elementwise(sm_pass_ctx *pc, sm_graph *g)
     if (!r || !r->in || !taken)
         st = sm_err_nomem(pc->ctx);
     if (st == SMELT_OK)
-        st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
+        st = sm_pat_snapshot(pc->ctx, rw, g, &nodes, &n);
     /* roots from the end: a node joins the region of the latest user */
     for (int i = n - 1; i >= 0 && st == SMELT_OK; i--) {
         sm_node *root = nodes[i];

@@ -28,7 +28,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 #define MAX_NODES 12
 
@@ -57,9 +57,9 @@ static sm_value *beside_scalar(const sm_node *n, double want)
 {
     if (!n || n->n_in != 2)
         return NULL;
-    if (sm_fu_scalar_is(n->in[1], want))
+    if (sm_pat_scalar_is(n->in[1], want))
         return n->in[0];
-    if (sm_fu_scalar_is(n->in[0], want))
+    if (sm_pat_scalar_is(n->in[0], want))
         return n->in[1];
     return NULL;
 }
@@ -67,7 +67,7 @@ static sm_value *beside_scalar(const sm_node *n, double want)
 /* The single user of v when it applies op. */
 static sm_node *user_op(sm_rw *rw, const sm_value *v, sm_op op)
 {
-    sm_node *u = sm_fu_user(rw, v);
+    sm_node *u = sm_pat_user(rw, v);
     return u && u->op == op ? u : NULL;
 }
 
@@ -149,14 +149,14 @@ static const char *ln_variance(sm_rw *rw, ln_match *lm, sm_value *d,
         return "the divisor is not Sqrt(Add(variance, epsilon))";
     sm_value *v = NULL;
     for (int k = 0; k < 2 && !v; k++)
-        if (sm_fu_scalar(ae->in[k], &lm->eps))
+        if (sm_pat_scalar(ae->in[k], &lm->eps))
             v = ae->in[1 - k];
     *rm2 = def_op(rw, v, SM_OP_ReduceMean);
     if (!*rm2)
         return "epsilon is not a constant scalar added to a ReduceMean";
     sm_value *p = (*rm2)->in[0];
     sm_node *pw = def_op(rw, p, SM_OP_Pow), *sqr = def_op(rw, p, SM_OP_Mul);
-    int square = (pw && pw->in[0] == d && sm_fu_scalar_is(pw->in[1], 2.0)) ||
+    int square = (pw && pw->in[0] == d && sm_pat_scalar_is(pw->in[1], 2.0)) ||
                  (sqr && sqr->in[0] == d && sqr->in[1] == d);
     if (!square)
         return "the variance does not average Pow(x - mean, 2)";
@@ -191,21 +191,21 @@ static int fits_normalized(const sm_value *t, const ln_match *lm)
 {
     return t->type.dtype == lm->x->type.dtype &&
            t->type.ndim <= lm->x->type.ndim - lm->axis &&
-           sm_fu_fits_onto(&t->type, &lm->x->type);
+           sm_pat_fits_onto(&t->type, &lm->x->type);
 }
 
 /* The optional Mul(., gamma) and Add(., beta) after the Div. */
 static void ln_affine(sm_rw *rw, ln_match *lm)
 {
     sm_node *mul = user_op(rw, lm->out, SM_OP_Mul);
-    sm_value *g = mul ? sm_fu_other(mul, lm->out) : NULL;
+    sm_value *g = mul ? sm_pat_other(mul, lm->out) : NULL;
     if (!g || !fits_normalized(g, lm))
         return;
     take(&lm->m, mul);
     lm->gamma = g;
     lm->out = mul->out[0];
     sm_node *add = user_op(rw, lm->out, SM_OP_Add);
-    sm_value *b = add ? sm_fu_other(add, lm->out) : NULL;
+    sm_value *b = add ? sm_pat_other(add, lm->out) : NULL;
     if (!b || !fits_normalized(b, lm))
         return;
     take(&lm->m, add);
@@ -226,7 +226,7 @@ static const char *ln_match_at(sm_rw *rw, sm_node *dv, ln_match *lm,
         return "no x - ReduceMean(x) numerator";
     *partial = 1;
     lm->x = sub->in[0];
-    if (!sm_fu_is_float(lm->x))
+    if (!sm_pat_is_float(lm->x))
         return "x is not a float tensor";
     if (sm_rw_uses(rw, rm1->out[0]) != 1)
         return "the mean has users outside the pattern";
@@ -274,7 +274,7 @@ static smelt_status layernorm_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *dv)
     const char *why = ln_match_at(rw, dv, &lm, &partial);
     if (why) {
         if (partial)
-            sm_fu_miss(pc, dv, "LayerNormalization pattern stops: %s", why);
+            sm_pat_miss(pc, dv, "LayerNormalization pattern stops: %s", why);
         return SMELT_OK;
     }
     sm_node *last = lm.m.nodes[lm.m.n - 1];
@@ -293,7 +293,7 @@ static smelt_status layernorm_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *dv)
         return sm_err_nomem(pc->ctx);
     ln->out[0]->type = lm.out->type;
     SM_TRY(sm_rw_infer_node(rw, ln));
-    sm_fu_replace(rw, ln, lm.out, lm.m.nodes, lm.m.n);
+    sm_pat_replace(rw, ln, lm.out, lm.m.nodes, lm.m.n);
     pc->stats->fused += lm.m.n;
     pc->stats->changed = 1;
     return SMELT_OK;
@@ -307,20 +307,20 @@ static smelt_status layernorm_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *dv)
 static sm_node *half_product(sm_rw *rw, sm_value *u, sm_value *x, match *m)
 {
     sm_node *m1 = user_op(rw, u, SM_OP_Mul);
-    sm_value *o = m1 ? sm_fu_other(m1, u) : NULL;
+    sm_value *o = m1 ? sm_pat_other(m1, u) : NULL;
     if (!o)
         return NULL;
-    if (o == x || sm_fu_scalar_is(o, 0.5)) { /* (x * u) * 0.5, (u*0.5) * x */
+    if (o == x || sm_pat_scalar_is(o, 0.5)) { /* (x * u) * 0.5, (u*0.5) * x */
         sm_node *m2 = user_op(rw, m1->out[0], SM_OP_Mul);
-        sm_value *o2 = m2 ? sm_fu_other(m2, m1->out[0]) : NULL;
-        if (!o2 || (o == x ? !sm_fu_scalar_is(o2, 0.5) : o2 != x))
+        sm_value *o2 = m2 ? sm_pat_other(m2, m1->out[0]) : NULL;
+        if (!o2 || (o == x ? !sm_pat_scalar_is(o2, 0.5) : o2 != x))
             return NULL;
         take(m, m1);
         take(m, m2);
         return m2;
     }
     sm_node *h = def_op(rw, o, SM_OP_Mul); /* (x * 0.5) * u */
-    if (!h || sm_fu_user(rw, o) != m1 || beside_scalar(h, 0.5) != x)
+    if (!h || sm_pat_user(rw, o) != m1 || beside_scalar(h, 0.5) != x)
         return NULL;
     take(m, h);
     take(m, m1);
@@ -331,7 +331,7 @@ static sm_node *half_product(sm_rw *rw, sm_value *u, sm_value *x, match *m)
 static int cube_of(sm_rw *rw, const sm_value *c, sm_value **x, match *m)
 {
     sm_node *pw = def_op(rw, c, SM_OP_Pow);
-    if (pw && sm_fu_scalar_is(pw->in[1], 3.0) && sm_rw_uses(rw, c) == 1) {
+    if (pw && sm_pat_scalar_is(pw->in[1], 3.0) && sm_rw_uses(rw, c) == 1) {
         *x = pw->in[0];
         take(m, pw);
         return 1;
@@ -384,7 +384,7 @@ static sm_value *erf_argument(sm_rw *rw, const sm_node *e, match *m)
     sm_value *a = e->in[0];
     sm_node *dv = def_op(rw, a, SM_OP_Div), *ml = def_op(rw, a, SM_OP_Mul);
     sm_value *x = NULL;
-    if (dv && sm_fu_scalar_is(dv->in[1], 1.4142135623730951))
+    if (dv && sm_pat_scalar_is(dv->in[1], 1.4142135623730951))
         x = dv->in[0];
     else if (ml)
         x = beside_scalar(ml, 0.7071067811865476);
@@ -401,33 +401,33 @@ static smelt_status gelu_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *f)
     int tanh_form = f->op == SM_OP_Tanh;
     sm_value *x =
         tanh_form ? tanh_argument(rw, f, &m) : erf_argument(rw, f, &m);
-    if (!x || !sm_fu_is_float(x))
+    if (!x || !sm_pat_is_float(x))
         return SMELT_OK;
     const char *form = tanh_form ? "tanh" : "erf";
     take(&m, f);
     sm_node *one = user_op(rw, f->out[0], SM_OP_Add);
     if (!one || !beside_scalar(one, 1.0)) {
-        sm_fu_miss(pc, f,
-                   "Gelu (%s form) pattern stops: the %s is not followed by "
-                   "its only user Add(., 1)",
-                   form, sm_op_info_get(f->op)->name);
+        sm_pat_miss(pc, f,
+                    "Gelu (%s form) pattern stops: the %s is not followed by "
+                    "its only user Add(., 1)",
+                    form, sm_op_info_get(f->op)->name);
         return SMELT_OK;
     }
     take(&m, one);
     int uses = sm_rw_uses(rw, one->out[0]);
     if (uses != 1) {
-        sm_fu_miss(pc, f,
-                   "Gelu (%s form) pattern stops: 1 + %s(...) has %d "
-                   "users",
-                   form, sm_op_info_get(f->op)->name, uses);
+        sm_pat_miss(pc, f,
+                    "Gelu (%s form) pattern stops: 1 + %s(...) has %d "
+                    "users",
+                    form, sm_op_info_get(f->op)->name, uses);
         return SMELT_OK;
     }
     sm_node *root = half_product(rw, one->out[0], x, &m);
     if (!root) {
-        sm_fu_miss(pc, f,
-                   "Gelu (%s form) pattern stops: 1 + %s(...) is not "
-                   "multiplied by x and 0.5, each intermediate used once",
-                   form, sm_op_info_get(f->op)->name);
+        sm_pat_miss(pc, f,
+                    "Gelu (%s form) pattern stops: 1 + %s(...) is not "
+                    "multiplied by x and 0.5, each intermediate used once",
+                    form, sm_op_info_get(f->op)->name);
         return SMELT_OK;
     }
     sm_node *gl = sm_rw_node_new(rw, f->owner, root, SM_OP_Gelu, root->name, 1,
@@ -436,7 +436,7 @@ static smelt_status gelu_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *f)
         return sm_err_nomem(pc->ctx);
     gl->out[0]->type = root->out[0]->type;
     SM_TRY(sm_rw_infer_node(rw, gl));
-    sm_fu_replace(rw, gl, root->out[0], m.nodes, m.n);
+    sm_pat_replace(rw, gl, root->out[0], m.nodes, m.n);
     pc->stats->fused += m.n;
     pc->stats->changed = 1;
     return SMELT_OK;
@@ -453,5 +453,5 @@ static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *x)
 
 smelt_status sm_pass_recognize(sm_pass_ctx *pc, sm_graph *g)
 {
-    return sm_fu_for_nodes(pc, g, visit);
+    return sm_pat_for_nodes(pc, g, visit);
 }

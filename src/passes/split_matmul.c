@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 /* The most pieces a product is cut into. */
 #define MAX_PIECES 16
@@ -192,5 +192,5 @@ static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *mm)
 
 smelt_status sm_pass_split_matmul(sm_pass_ctx *pc, sm_graph *g)
 {
-    return sm_fu_for_nodes(pc, g, visit);
+    return sm_pat_for_nodes(pc, g, visit);
 }

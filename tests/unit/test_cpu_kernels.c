@@ -12,7 +12,7 @@
 
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/winograd.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 /* Every table this CPU can run, widest first. */
 static const sm_cpu_ops *const all_ops[] = {

@@ -6,7 +6,7 @@
  */
 #include "cpu_harness.h"
 
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 #define TOL 1e-6, 2e-6
 

@@ -14,7 +14,7 @@
 #include "fusion_util.h"
 
 #include "core/alloc.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 #define TOL 1e-5
 
@@ -249,7 +249,7 @@ static void test_fold_conv_bn(void **state)
     /* and the whole -O3 pipeline: one FusedConv with relu at the end */
     fu_passes(a,
               "fold_conv_bn,decompose,recognize,cancel_transposes,"
-              "split_matmul,fuse_conv,fuse_gemm,fuse_elementwise",
+              "split_matmul,fuse_epilogue,fuse_elementwise",
               0, NULL);
     assert_int_equal(fu_count(a->top, SM_OP_FusedConv), 1);
     assert_int_equal(fu_count(a->top, SM_OP_Relu), 0);
@@ -294,7 +294,7 @@ static void test_recognize_transformer(void **state)
     assert_int_equal(fu_count(b->top, SM_OP_Erf), 0);
     assert_int_equal(fu_count(b->top, SM_OP_ReduceMean), 0);
     assert_true(fu_compare(a, b, 7) <= TOL);
-    fu_passes(b, "fuse_gemm,fuse_elementwise", 0, NULL);
+    fu_passes(b, "fuse_epilogue,fuse_elementwise", 0, NULL);
     assert_int_equal(fu_count(b->top, SM_OP_FusedGemm), 2);
     assert_int_equal(fu_count(b->top, SM_OP_MatMul), 0);
     assert_int_equal(fu_count(b->top, SM_OP_Add), 0);
@@ -332,7 +332,7 @@ static void test_why_not_fused(void **state)
         "  return %y, %r, %n, %a\n}\n";
     sm_graph *g = fu_parse(text);
     sm_pass_report rep;
-    fu_passes(g, "fold_conv_bn,fuse_conv", 1, &rep);
+    fu_passes(g, "fold_conv_bn,fuse_epilogue", 1, &rep);
     assert_true(log_has(&rep, "conv1: Relu consumer found but %y has 2 users"));
     assert_true(log_has(&rep, "bn2: BatchNormalization parameters are not "
                               "constants"));
@@ -341,7 +341,7 @@ static void test_why_not_fused(void **state)
     sm_pass_report_free(&rep);
     sm_graph_free(g);
     g = fu_parse(text);
-    fu_passes(g, "fold_conv_bn,fuse_conv", 0, &rep);
+    fu_passes(g, "fold_conv_bn,fuse_epilogue", 0, &rep);
     assert_false(log_has(&rep, "consumer found"));
     sm_pass_report_free(&rep);
     sm_graph_free(g);
@@ -444,7 +444,7 @@ static void test_alloc_failures(void **state)
         "  %k = Sum(%t2, %x, %x)\n  %r = Relu(%k)\n  return %r\n}\n";
     const char *texts[2] = {cbn, other};
     const char *passes = "fold_conv_bn,decompose,recognize,cancel_transposes,"
-                         "fuse_conv,fuse_gemm,fuse_elementwise";
+                         "fuse_epilogue,fuse_elementwise";
     sm_pass_options opt;
     sm_pass_options_default(&opt);
     opt.why_not_fused = 1;

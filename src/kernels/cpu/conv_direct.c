@@ -21,7 +21,7 @@
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/rowsplit.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 /* Output channels per cdir_row call (rows.inc.h CDIR_MB). */
 #define DIR_MB 8

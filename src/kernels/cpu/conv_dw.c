@@ -27,7 +27,7 @@
 
 #include "core/alloc.h"
 #include "kernels/cpu/rowsplit.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 /* Output rows at least this wide are computed row by row straight into
  * the output; narrower planes as one flat run (step 2 above). */

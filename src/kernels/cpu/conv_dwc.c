@@ -33,7 +33,7 @@
 
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 /* Planes whose padded input takes at most this many bytes interleaved
  * take this path (every MobileNet plane, up to 112 x 112: with 2

@@ -35,7 +35,7 @@ typedef struct sm_epi_term {
 } sm_epi_term;
 
 /* What runs on each output tile while it is hot:
- * y = act(alpha * y + t[0] + t[1]), act one of sm_act_kind (ref/fused.h)
+ * y = act(alpha * y + t[0] + t[1]), act one of sm_act_kind (core/act.def)
  * with its bounds or slope in act_a / act_b. */
 typedef struct sm_gemm_epi {
     float alpha;
@@ -47,7 +47,7 @@ typedef struct sm_gemm_epi {
 /* The epilogue a micro-kernel applies while its tile is in registers:
  * the common cases of sm_gemm_epi resolved for one tile by the driver
  * (gemm.c), y = act(acc + row[i] + col[j] + res[i * ldr + j]) with act
- * none, relu, relu6, clip or leakyrelu. */
+ * one of the cheap rows of core/act.def. */
 typedef struct sm_ukr_epi {
     const float *row; /* one value per tile row, or NULL */
     const float *col; /* one value per tile column, or NULL */

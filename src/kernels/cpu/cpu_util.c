@@ -4,7 +4,7 @@
 #include "kernels/cpu/cpu_util.h"
 
 #include "core/alloc.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 int sm_cpu_all_f32(const sm_kernel_desc *d)
 {

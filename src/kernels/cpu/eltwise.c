@@ -8,8 +8,12 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_util.h"
+#include "core/act.h"
 #include "kernels/cpu/registry.h"
-#include "kernels/ref/fused.h"
+
+/* ops->unary takes an activation or an SM_UNARY_* function in one int. */
+_Static_assert((int)SM_ACT_COUNT <= (int)SM_UNARY_EXP,
+               "SM_UNARY_* must start past the activations of core/act.def");
 
 /* Elements per task: big enough that splitting pays for the wake-up. */
 #define ELT_GRAIN 16384

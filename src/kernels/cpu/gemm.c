@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 /* Work (flops) below which a product runs on the calling thread only. */
 static double min_parallel_flops = 1e6;
@@ -61,8 +61,7 @@ static int term_kind(const sm_epi_term *t)
  * activation, and terms of distinct kinds it knows. */
 int sm_gemm_act_fusable(int act)
 {
-    return act == SM_ACT_NONE || act == SM_ACT_RELU || act == SM_ACT_RELU6 ||
-           act == SM_ACT_CLIP || act == SM_ACT_LEAKYRELU;
+    return sm_act_is_cheap(act);
 }
 
 static int epi_fusable(const sm_gemm_epi *e)

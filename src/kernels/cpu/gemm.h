@@ -111,7 +111,7 @@ typedef struct sm_gemm_args {
 } sm_gemm_args;
 
 /* Whether the micro-kernel applies activation act (an sm_act_kind)
- * itself: none, relu, relu6, clip, leakyrelu. */
+ * itself: the rows of core/act.def marked cheap. */
 int sm_gemm_act_fusable(int act);
 
 /* An epilogue that does nothing. */

@@ -70,33 +70,24 @@ VINL void ukr_epi(const int M, const int NV, V r[GEMM_MR][GEMM_NV],
             }
         }
     }
-    V lo = v_zero(), hi = v_set1(6.0f), sl = v_set1(fe->act_a);
+    /* one loop per cheap row of core/act.def, the activation inlined;
+     * the others never reach here (sm_gemm_act_fusable) */
+    V aa = v_set1(fe->act_a), ab = v_set1(fe->act_b);
     switch (fe->act) {
-    case SM_ACT_CLIP:
-        lo = v_set1(fe->act_a);
-        hi = v_set1(fe->act_b);
-        /* fall through */
-    case SM_ACT_RELU6:
-#pragma GCC unroll 16
-        for (int i = 0; i < M; i++)
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; v++)
-                r[i][v] = v_min(hi, v_max(lo, r[i][v]));
+#define ACT(ID, name, op, match, params, cheap, scalar, vector, grad, ex)      \
+    case SM_ACT_##ID:                                                          \
+        if (cheap && SM_ACT_##ID != SM_ACT_NONE) {                             \
+            _Pragma("GCC unroll 16") for (int i = 0; i < M; i++)               \
+            {                                                                  \
+                _Pragma("GCC unroll 8") for (int v = 0; v < NV; v++)           \
+                {                                                              \
+                    r[i][v] = vector(r[i][v], aa, ab);                         \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
         break;
-    case SM_ACT_RELU:
-#pragma GCC unroll 16
-        for (int i = 0; i < M; i++)
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; v++)
-                r[i][v] = v_max(lo, r[i][v]);
-        break;
-    case SM_ACT_LEAKYRELU:
-#pragma GCC unroll 16
-        for (int i = 0; i < M; i++)
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; v++)
-                r[i][v] = v_sel_lt(r[i][v], lo, v_mul(r[i][v], sl), r[i][v]);
-        break;
+#include "core/act.def"
+#undef ACT
     default: break;
     }
 }
@@ -452,19 +443,14 @@ VINL void epi_body(const sm_gemm_epi *e, float *c, int64_t ldc, int64_t i0,
 static void epi_tile(const sm_gemm_epi *e, float *c, int64_t ldc, int64_t i0,
                      int64_t j0, int64_t m, int64_t n)
 {
-#define EPI_CASE(k)                                                            \
-    case k: epi_body(e, c, ldc, i0, j0, m, n, k); return;
+    /* one instance per row of core/act.def, the activation a constant */
     switch (e->act) {
-        EPI_CASE(SM_ACT_RELU)
-        EPI_CASE(SM_ACT_RELU6)
-        EPI_CASE(SM_ACT_CLIP)
-        EPI_CASE(SM_ACT_SIGMOID)
-        EPI_CASE(SM_ACT_SILU)
-        EPI_CASE(SM_ACT_GELU)
-        EPI_CASE(SM_ACT_GELU_TANH)
-        EPI_CASE(SM_ACT_LEAKYRELU)
-        EPI_CASE(SM_ACT_TANH)
+#define ACT(ID, name, op, match, params, cheap, scalar, vector, grad, ex)      \
+    case SM_ACT_##ID:                                                          \
+        epi_body(e, c, ldc, i0, j0, m, n, SM_ACT_##ID);                        \
+        return;
+#include "core/act.def"
+#undef ACT
     default: epi_body(e, c, ldc, i0, j0, m, n, SM_ACT_NONE); return;
     }
-#undef EPI_CASE
 }

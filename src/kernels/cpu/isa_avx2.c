@@ -15,7 +15,7 @@
 
 #include "kernels/cpu/cpuid.h"
 #include "kernels/cpu/simd_avx2.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 #define GEMM_MR 6
 #define GEMM_NV 2

@@ -19,7 +19,7 @@
 
 #include "kernels/cpu/cpuid.h"
 #include "kernels/cpu/simd_avx512.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 #ifndef GEMM_MR /* -D overrides are for tile experiments (gemm_bench) */
 #define GEMM_MR 14

@@ -12,7 +12,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpuid.h"
 #include "kernels/cpu/simd_scalar.h"
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 #define GEMM_MR 4
 #define GEMM_NV 4

@@ -546,18 +546,20 @@ static void dw_row(const float *const *taps, const float *w, int ntaps,
                    float *y, int64_t n, float bias, int act, float act_a,
                    float act_b)
 {
-#define DW_CASE(k)                                                             \
-    case k: dw_row_body(taps, w, 9, y, n, bias, k, act_a, act_b); return;
     if (ntaps == 9) {
         switch (act) {
-            DW_CASE(SM_ACT_NONE)
-            DW_CASE(SM_ACT_RELU)
-            DW_CASE(SM_ACT_RELU6)
-            DW_CASE(SM_ACT_CLIP)
+#define ACT(ID, name, op, match, params, cheap, scalar, vector, grad, ex)      \
+    case SM_ACT_##ID:                                                          \
+        if (cheap) {                                                           \
+            dw_row_body(taps, w, 9, y, n, bias, SM_ACT_##ID, act_a, act_b);    \
+            return;                                                            \
+        }                                                                      \
+        break;
+#include "core/act.def"
+#undef ACT
         default: break;
         }
     }
-#undef DW_CASE
     dw_row_body(taps, w, ntaps, y, n, bias, act, act_a, act_b);
 }
 

@@ -153,19 +153,78 @@ VINL V v_gelu_tanh(V x)
     return v_mul(x, v_sigmoid(u2));
 }
 
-/* The activation of an epilogue, applied to a whole vector. */
+/* ---- the vector column of core/act.def: v(x, alpha, beta) -------------- */
+
+VINL V v_act_none(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return x;
+}
+
+VINL V v_act_relu(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return v_max(v_zero(), x);
+}
+
+VINL V v_act_relu6(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return v_min(v_set1(6.0f), v_max(v_zero(), x));
+}
+
+VINL V v_act_clip(V x, V a, V b)
+{
+    return v_min(b, v_max(a, x));
+}
+
+VINL V v_act_sigmoid(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return v_sigmoid(x);
+}
+
+VINL V v_act_silu(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return v_mul(x, v_sigmoid(x));
+}
+
+VINL V v_act_gelu(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return v_gelu(x);
+}
+
+VINL V v_act_gelu_tanh(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return v_gelu_tanh(x);
+}
+
+VINL V v_act_leakyrelu(V x, V a, V b)
+{
+    (void)b;
+    return v_sel_lt(x, v_zero(), v_mul(x, a), x);
+}
+
+VINL V v_act_tanh(V x, V a, V b)
+{
+    (void)a, (void)b;
+    return v_tanh(x);
+}
+
+/* The activation of an epilogue (an sm_act_kind), applied to a whole
+ * vector; kind is a constant in the bodies specialized per activation,
+ * where the switch folds away. Not an activation: x unchanged. */
 VINL V v_act(V x, int kind, V a, V b)
 {
     switch (kind) {
-    case SM_ACT_RELU: return v_max(v_zero(), x);
-    case SM_ACT_RELU6: return v_min(v_set1(6.0f), v_max(v_zero(), x));
-    case SM_ACT_CLIP: return v_min(b, v_max(a, x));
-    case SM_ACT_SIGMOID: return v_sigmoid(x);
-    case SM_ACT_SILU: return v_mul(x, v_sigmoid(x));
-    case SM_ACT_GELU: return v_gelu(x);
-    case SM_ACT_GELU_TANH: return v_gelu_tanh(x);
-    case SM_ACT_LEAKYRELU: return v_sel_lt(x, v_zero(), v_mul(x, a), x);
-    case SM_ACT_TANH: return v_tanh(x);
+#define ACT(ID, name, op, match, params, cheap, scalar, vector, grad, ex)      \
+    case SM_ACT_##ID:                                                          \
+        return vector(x, a, b);
+#include "core/act.def"
+#undef ACT
     default: return x;
     }
 }

@@ -8,7 +8,7 @@
  * activation) in place, in double; FusedElementwise runs its body through
  * the executor's sub-block callback, so it is exact by construction.
  */
-#include "kernels/ref/fused.h"
+#include "core/act.h"
 
 #include <math.h>
 #include <string.h>
@@ -16,86 +16,6 @@
 #include "core/dtype.h"
 #include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
-
-static const char *const act_names[SM_ACT_COUNT] = {
-    [SM_ACT_NONE] = "none",           [SM_ACT_RELU] = "relu",
-    [SM_ACT_RELU6] = "relu6",         [SM_ACT_CLIP] = "clip",
-    [SM_ACT_SIGMOID] = "sigmoid",     [SM_ACT_SILU] = "silu",
-    [SM_ACT_GELU] = "gelu",           [SM_ACT_GELU_TANH] = "gelu_tanh",
-    [SM_ACT_LEAKYRELU] = "leakyrelu", [SM_ACT_TANH] = "tanh",
-};
-
-const char *sm_act_name(sm_act_kind k)
-{
-    return (unsigned)k < SM_ACT_COUNT ? act_names[k] : "?";
-}
-
-sm_act_kind sm_act_from_name(const char *name)
-{
-    for (int k = 0; k < SM_ACT_COUNT; k++)
-        if (strcmp(act_names[k], name) == 0)
-            return (sm_act_kind)k;
-    return SM_ACT_COUNT;
-}
-
-smelt_status sm_act_read(smelt_ctx_t *ctx, const char *op, const sm_attrs *at,
-                         sm_act *out)
-{
-    const char *name = sm_attrs_string(at, "activation", "none");
-    out->kind = sm_act_from_name(name);
-    if (out->kind == SM_ACT_COUNT)
-        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                      "%s: activation '%s' is not one of none, relu, relu6, "
-                      "clip, sigmoid, silu, gelu, gelu_tanh, leakyrelu, tanh",
-                      op, name);
-    int leaky = out->kind == SM_ACT_LEAKYRELU;
-    out->alpha =
-        sm_attrs_float(at, "activation_alpha", leaky ? 0.01 : -INFINITY);
-    out->beta = sm_attrs_float(at, "activation_beta", INFINITY);
-    if (out->kind == SM_ACT_CLIP && !(out->alpha <= out->beta))
-        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                      "%s: clip bounds activation_alpha = %g and "
-                      "activation_beta = %g are not ordered",
-                      op, out->alpha, out->beta);
-    return SMELT_OK;
-}
-
-/* The logistic function, without overflow on either side. */
-static double sigmoid(double x)
-{
-    if (x >= 0)
-        return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
-}
-
-double sm_gelu_erf(double x)
-{
-    return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
-}
-
-double sm_gelu_tanh(double x)
-{
-    const double k = 0.79788456080286535588; /* sqrt(2 / pi) */
-    return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
-}
-
-double sm_act_apply(const sm_act *a, double x)
-{
-    switch (a->kind) {
-    case SM_ACT_RELU: return x > 0 ? x : x < 0 ? 0 : x; /* keeps nan */
-    case SM_ACT_RELU6: return x < 0 ? 0 : x > 6 ? 6 : x;
-    case SM_ACT_CLIP:
-        return x < a->alpha ? a->alpha : x > a->beta ? a->beta : x;
-    case SM_ACT_SIGMOID: return sigmoid(x);
-    case SM_ACT_SILU: return x * sigmoid(x);
-    case SM_ACT_GELU: return sm_gelu_erf(x);
-    case SM_ACT_GELU_TANH: return sm_gelu_tanh(x);
-    case SM_ACT_LEAKYRELU: return x < 0 ? a->alpha * x : x;
-    case SM_ACT_TANH: return tanh(x);
-    default: return x;
-    }
-}
 
 /* ONNX Gelu (opset 20): approximate = "none" (erf) or "tanh". */
 smelt_status sm_ref_gelu(const sm_kargs *a)

@@ -1,8 +1,7 @@
 /*
- * fuse_util.c - helpers shared by the fusion, decomposition, recognition
- * and Transpose-cancelling passes; see fuse_util.h.
+ * pattern.c - the pattern-matching library of the passes; see pattern.h.
  */
-#include "passes/fuse_util.h"
+#include "passes/pattern.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -34,8 +33,8 @@ static smelt_status snap_block(sm_rw *rw, const sm_block *b, sm_node ***arr,
     return SMELT_OK;
 }
 
-smelt_status sm_fu_snapshot(smelt_ctx_t *ctx, sm_rw *rw, sm_graph *g,
-                            sm_node ***out, int *n)
+smelt_status sm_pat_snapshot(smelt_ctx_t *ctx, sm_rw *rw, sm_graph *g,
+                             sm_node ***out, int *n)
 {
     int cap = 0;
     *out = NULL;
@@ -49,7 +48,7 @@ smelt_status sm_fu_snapshot(smelt_ctx_t *ctx, sm_rw *rw, sm_graph *g,
     return SMELT_OK;
 }
 
-void sm_fu_label(const sm_node *n, char *buf, size_t size)
+void sm_pat_label(const sm_node *n, char *buf, size_t size)
 {
     const char *op = sm_op_info_get(n->op)->name;
     if (n->name)
@@ -60,12 +59,12 @@ void sm_fu_label(const sm_node *n, char *buf, size_t size)
         snprintf(buf, size, "(%s)", op);
 }
 
-void sm_fu_miss(sm_pass_ctx *pc, const sm_node *n, const char *fmt, ...)
+void sm_pat_miss(sm_pass_ctx *pc, const sm_node *n, const char *fmt, ...)
 {
     if (!pc->opt || !pc->opt->why_not_fused)
         return;
     char label[160], msg[400];
-    sm_fu_label(n, label, sizeof label);
+    sm_pat_label(n, label, sizeof label);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -73,7 +72,7 @@ void sm_fu_miss(sm_pass_ctx *pc, const sm_node *n, const char *fmt, ...)
     sm_pass_log(pc, "%s: %s", label, msg);
 }
 
-int sm_fu_scalar(const sm_value *v, double *out)
+int sm_pat_scalar(const sm_value *v, double *out)
 {
     if (!v || !v->data || v->data->numel != 1)
         return 0;
@@ -81,24 +80,24 @@ int sm_fu_scalar(const sm_value *v, double *out)
     return 1;
 }
 
-int sm_fu_scalar_is(const sm_value *v, double want)
+int sm_pat_scalar_is(const sm_value *v, double want)
 {
     double x;
-    return sm_fu_scalar(v, &x) && fabs(x - want) <= 1e-4 * fabs(want);
+    return sm_pat_scalar(v, &x) && fabs(x - want) <= 1e-4 * fabs(want);
 }
 
-int sm_fu_is_float(const sm_value *v)
+int sm_pat_is_float(const sm_value *v)
 {
     return v && sm_dtype_is_float(v->type.dtype);
 }
 
-sm_node *sm_fu_user(sm_rw *rw, const sm_value *v)
+sm_node *sm_pat_user(sm_rw *rw, const sm_value *v)
 {
     sm_node *u = sm_rw_single_user(rw, v);
     return u && u->owner == v->block ? u : NULL;
 }
 
-const char *sm_fu_some_user_op(sm_rw *rw, const sm_value *v)
+const char *sm_pat_some_user_op(sm_rw *rw, const sm_value *v)
 {
     for (sm_node *x = sm_rw_first(rw, v->block); x; x = sm_rw_next(rw, x))
         for (int i = 0; i < x->n_in; i++)
@@ -107,14 +106,14 @@ const char *sm_fu_some_user_op(sm_rw *rw, const sm_value *v)
     return NULL;
 }
 
-sm_value *sm_fu_other(const sm_node *n, const sm_value *v)
+sm_value *sm_pat_other(const sm_node *n, const sm_value *v)
 {
     if (n->n_in != 2)
         return NULL;
     return n->in[0] == v ? n->in[1] : n->in[1] == v ? n->in[0] : NULL;
 }
 
-int sm_fu_fits_onto(const sm_type *t, const sm_type *y)
+int sm_pat_fits_onto(const sm_type *t, const sm_type *y)
 {
     if (t->ndim < 0 || y->ndim < 0 || t->ndim > y->ndim)
         return 0;
@@ -130,7 +129,7 @@ int sm_fu_fits_onto(const sm_type *t, const sm_type *y)
     return 1;
 }
 
-int sm_fu_copy_attrs(sm_node *dst, const sm_node *src)
+int sm_pat_copy_attrs(sm_node *dst, const sm_node *src)
 {
     for (int i = 0; i < src->n_attr; i++) {
         const sm_attr *a = &src->attrs[i];
@@ -155,8 +154,8 @@ int sm_fu_copy_attrs(sm_node *dst, const sm_node *src)
     return 1;
 }
 
-smelt_status sm_fu_silu_build(smelt_ctx_t *ctx, sm_rw *rw, sm_graph *g,
-                              sm_node *const *nodes, int n, sm_fu_silu *out)
+smelt_status sm_pat_silu_build(smelt_ctx_t *ctx, sm_rw *rw, sm_graph *g,
+                               sm_node *const *nodes, int n, sm_pat_silu *out)
 {
     out->cap = g->n_values;
     out->mul = sm_calloc((size_t)out->cap + 1, sizeof *out->mul);
@@ -170,7 +169,7 @@ smelt_status sm_fu_silu_build(smelt_ctx_t *ctx, sm_rw *rw, sm_graph *g,
             sm_value *s = m->in[k], *x = m->in[1 - k];
             sm_node *sig = s ? s->def : NULL;
             if (!sig || !x || sig->op != SM_OP_Sigmoid || sig->in[0] != x ||
-                sm_fu_user(rw, s) != m || sm_rw_uses(rw, x) != 2 ||
+                sm_pat_user(rw, s) != m || sm_rw_uses(rw, x) != 2 ||
                 sig->owner != x->block || m->owner != x->block ||
                 x->id >= out->cap)
                 continue;
@@ -180,20 +179,21 @@ smelt_status sm_fu_silu_build(smelt_ctx_t *ctx, sm_rw *rw, sm_graph *g,
     return SMELT_OK;
 }
 
-void sm_fu_silu_free(sm_fu_silu *s)
+void sm_pat_silu_free(sm_pat_silu *s)
 {
     sm_free(s->mul);
     s->mul = NULL;
     s->cap = 0;
 }
 
-smelt_status sm_fu_for_nodes(sm_pass_ctx *pc, sm_graph *g, sm_fu_visit_fn visit)
+smelt_status sm_pat_for_nodes(sm_pass_ctx *pc, sm_graph *g,
+                              sm_pat_visit_fn visit)
 {
     sm_rw *rw;
     SM_TRY(sm_rw_new(pc->ctx, g, &rw));
     sm_node **nodes = NULL;
     int n = 0;
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
+    smelt_status st = sm_pat_snapshot(pc->ctx, rw, g, &nodes, &n);
     for (int i = 0; i < n && st == SMELT_OK; i++)
         if (!sm_rw_is_removed(rw, nodes[i]))
             st = visit(pc, rw, nodes[i]);
@@ -202,47 +202,120 @@ smelt_status sm_fu_for_nodes(sm_pass_ctx *pc, sm_graph *g, sm_fu_visit_fn visit)
     return st;
 }
 
-smelt_status sm_fu_run_chains(sm_pass_ctx *pc, sm_graph *g,
-                              sm_fu_start_fn start, sm_fu_fuse_fn fuse)
+smelt_status sm_pat_run_chains(sm_pass_ctx *pc, sm_graph *g,
+                               sm_pat_start_fn start, sm_pat_fuse_fn fuse,
+                               const void *arg)
 {
     sm_rw *rw;
     SM_TRY(sm_rw_new(pc->ctx, g, &rw));
     sm_node **nodes = NULL;
     int n = 0;
-    sm_fu_silu si = {0};
-    smelt_status st = sm_fu_snapshot(pc->ctx, rw, g, &nodes, &n);
+    sm_pat_silu si = {0};
+    smelt_status st = sm_pat_snapshot(pc->ctx, rw, g, &nodes, &n);
     if (st == SMELT_OK)
-        st = sm_fu_silu_build(pc->ctx, rw, g, nodes, n, &si);
+        st = sm_pat_silu_build(pc->ctx, rw, g, nodes, n, &si);
     for (int i = 0; i < n && st == SMELT_OK; i++)
-        if (!sm_rw_is_removed(rw, nodes[i]) && start(nodes[i]))
-            st = fuse(pc, rw, &si, nodes[i]);
-    sm_fu_silu_free(&si);
+        if (!sm_rw_is_removed(rw, nodes[i]) && start(arg, nodes[i]))
+            st = fuse(pc, rw, &si, arg, nodes[i]);
+    sm_pat_silu_free(&si);
     sm_free(nodes);
     sm_rw_free(rw);
     return st;
 }
 
-int sm_fu_is_act_op(sm_op op)
+int sm_pat_is_act_op(sm_op op)
 {
-    return op == SM_OP_Relu || op == SM_OP_Clip || op == SM_OP_Sigmoid ||
-           op == SM_OP_Tanh || op == SM_OP_LeakyRelu || op == SM_OP_Gelu;
+#define ACT(ID, name, o, match, params, cheap, scalar, vector, grad, ex)       \
+    if (SM_OP_##o != SM_OP_COUNT && op == SM_OP_##o)                           \
+        return 1;
+#include "core/act.def"
+#undef ACT
+    return 0;
 }
 
-/* Clip's bounds: absent or constant scalars. */
+/* ---- the match column of core/act.def: whether node u is the row's
+ * activation, with its parameters read into a ---- */
+
+int sm_pat_act_never(const sm_node *u, sm_act *a)
+{
+    (void)u, (void)a;
+    return 0;
+}
+
+int sm_pat_act_plain(const sm_node *u, sm_act *a)
+{
+    (void)u, (void)a;
+    return 1;
+}
+
+/* Clip's bounds: absent or constant scalars, in order. */
 static int clip_bounds(const sm_node *u, sm_act *a)
 {
     a->alpha = -INFINITY;
     a->beta = INFINITY;
-    if (u->n_in > 1 && u->in[1] && !sm_fu_scalar(u->in[1], &a->alpha))
+    if (u->n_in > 1 && u->in[1] && !sm_pat_scalar(u->in[1], &a->alpha))
         return 0;
-    if (u->n_in > 2 && u->in[2] && !sm_fu_scalar(u->in[2], &a->beta))
+    if (u->n_in > 2 && u->in[2] && !sm_pat_scalar(u->in[2], &a->beta))
         return 0;
-    a->kind = a->alpha == 0 && a->beta == 6 ? SM_ACT_RELU6 : SM_ACT_CLIP;
     return a->alpha <= a->beta;
 }
 
-int sm_fu_match_act(sm_rw *rw, const sm_fu_silu *si, sm_value *y, sm_fu_act *m,
-                    char *why, size_t why_size)
+int sm_pat_act_relu6(const sm_node *u, sm_act *a)
+{
+    return clip_bounds(u, a) && a->alpha == 0 && a->beta == 6;
+}
+
+int sm_pat_act_clip(const sm_node *u, sm_act *a)
+{
+    return clip_bounds(u, a);
+}
+
+/* Gelu's approximate: "tanh" is gelu_tanh, anything else the erf form
+ * (the Gelu kernels reject other spellings when they run). */
+static int gelu_is_tanh(const sm_node *u)
+{
+    sm_attrs at = sm_node_attrs(u);
+    return strcmp(sm_attrs_string(&at, "approximate", "none"), "tanh") == 0;
+}
+
+int sm_pat_act_gelu(const sm_node *u, sm_act *a)
+{
+    (void)a;
+    return !gelu_is_tanh(u);
+}
+
+int sm_pat_act_gelu_tanh(const sm_node *u, sm_act *a)
+{
+    (void)a;
+    return gelu_is_tanh(u);
+}
+
+int sm_pat_act_leakyrelu(const sm_node *u, sm_act *a)
+{
+    sm_attrs at = sm_node_attrs(u);
+    a->alpha = sm_attrs_float(&at, "alpha", 0.01);
+    return 1;
+}
+
+/* The first row of core/act.def whose op is u's and whose match function
+ * takes u; SM_ACT_COUNT when none does. */
+static sm_act_kind act_of_node(const sm_node *u, sm_act *a)
+{
+#define ACT(ID, name, o, match, params, cheap, scalar, vector, grad, ex)       \
+    if (SM_OP_##o != SM_OP_COUNT && u->op == SM_OP_##o) {                      \
+        sm_act t = {SM_ACT_##ID, 0, 0};                                        \
+        if (match(u, &t)) {                                                    \
+            *a = t;                                                            \
+            return SM_ACT_##ID;                                                \
+        }                                                                      \
+    }
+#include "core/act.def"
+#undef ACT
+    return SM_ACT_COUNT;
+}
+
+int sm_pat_match_act(sm_rw *rw, const sm_pat_silu *si, sm_value *y,
+                     sm_pat_act_match *m, char *why, size_t why_size)
 {
     why[0] = 0;
     memset(m, 0, sizeof *m);
@@ -262,42 +335,26 @@ int sm_fu_match_act(sm_rw *rw, const sm_fu_silu *si, sm_value *y, sm_fu_act *m,
             return 1;
         }
     }
-    sm_node *u = sm_fu_user(rw, y);
+    sm_node *u = sm_pat_user(rw, y);
     if (!u) {
         int uses = sm_rw_uses(rw, y);
-        const char *op = uses > 1 ? sm_fu_some_user_op(rw, y) : NULL;
+        const char *op = uses > 1 ? sm_pat_some_user_op(rw, y) : NULL;
         sm_op uop = op ? sm_op_from_name(op, (int)strlen(op)) : SM_OP_COUNT;
-        if (uop < SM_OP_COUNT && sm_fu_is_act_op(uop))
+        if (uop < SM_OP_COUNT && sm_pat_is_act_op(uop))
             snprintf(why, why_size, "%s consumer found but %%%s has %d users",
                      op, y->name, uses);
         return 0;
     }
-    sm_act *a = &m->act;
-    switch (u->op) {
-    case SM_OP_Relu: a->kind = SM_ACT_RELU; break;
-    case SM_OP_Sigmoid: a->kind = SM_ACT_SIGMOID; break;
-    case SM_OP_Tanh: a->kind = SM_ACT_TANH; break;
-    case SM_OP_LeakyRelu: {
-        sm_attrs at = sm_node_attrs(u);
-        a->kind = SM_ACT_LEAKYRELU;
-        a->alpha = sm_attrs_float(&at, "alpha", 0.01);
-        break;
-    }
-    case SM_OP_Gelu: {
-        sm_attrs at = sm_node_attrs(u);
-        const char *ap = sm_attrs_string(&at, "approximate", "none");
-        a->kind = strcmp(ap, "tanh") == 0 ? SM_ACT_GELU_TANH : SM_ACT_GELU;
-        break;
-    }
-    case SM_OP_Clip:
-        if (!clip_bounds(u, a)) {
-            snprintf(why, why_size,
-                     "Clip consumer found but its bounds are not constant "
-                     "scalars in order");
-            return 0;
-        }
-        break;
-    default: return 0;
+    if (!sm_pat_is_act_op(u->op))
+        return 0;
+    if (act_of_node(u, &m->act) == SM_ACT_COUNT) {
+        /* of today's rows only Clip's can refuse a node of their op (its
+         * bounds); a new row that can should say why here */
+        snprintf(why, why_size,
+                 "%s consumer found but its bounds are not constant "
+                 "scalars in order",
+                 sm_op_info_get(u->op)->name);
+        return 0;
     }
     m->nodes[0] = u;
     m->n = 1;
@@ -305,41 +362,42 @@ int sm_fu_match_act(sm_rw *rw, const sm_fu_silu *si, sm_value *y, sm_fu_act *m,
     return 1;
 }
 
-void sm_fu_miss_users(sm_pass_ctx *pc, sm_rw *rw, const sm_node *start,
-                      const sm_value *cur)
+void sm_pat_miss_users(sm_pass_ctx *pc, sm_rw *rw, const sm_node *start,
+                       const sm_value *cur)
 {
     int uses = sm_rw_uses(rw, cur);
     if (!pc->opt || !pc->opt->why_not_fused || uses < 2)
         return;
-    const char *op = sm_fu_some_user_op(rw, cur);
+    const char *op = sm_pat_some_user_op(rw, cur);
     sm_op uop = op ? sm_op_from_name(op, (int)strlen(op)) : SM_OP_COUNT;
-    if (uop == SM_OP_Add || (uop < SM_OP_COUNT && sm_fu_is_act_op(uop)))
-        sm_fu_miss(pc, start, "%s consumer found but %%%s has %d users%s", op,
-                   cur->name, uses,
-                   sm_rw_is_output(rw, cur) ? " (it is a graph output)" : "");
+    if (uop == SM_OP_Add || (uop < SM_OP_COUNT && sm_pat_is_act_op(uop)))
+        sm_pat_miss(pc, start, "%s consumer found but %%%s has %d users%s", op,
+                    cur->name, uses,
+                    sm_rw_is_output(rw, cur) ? " (it is a graph output)" : "");
 }
 
-void sm_fu_miss_bcast(sm_pass_ctx *pc, const sm_node *start, const sm_value *o,
-                      const sm_value *cur)
+void sm_pat_miss_bcast(sm_pass_ctx *pc, const sm_node *start, const sm_value *o,
+                       const sm_value *cur)
 {
     char ts[160], ys[160];
     sm_type_str(&o->type, ts, sizeof ts);
     sm_type_str(&cur->type, ys, sizeof ys);
-    sm_fu_miss(pc, start,
-               "Add consumer found but its other operand %s does not "
-               "broadcast onto the result %s without changing its shape",
-               ts, ys);
+    sm_pat_miss(pc, start,
+                "Add consumer found but its other operand %s does not "
+                "broadcast onto the result %s without changing its shape",
+                ts, ys);
 }
 
-int sm_fu_set_act(sm_node *n, const sm_act *a)
+int sm_pat_set_act(sm_node *n, const sm_act *a)
 {
     if (a->kind == SM_ACT_NONE)
         return 1;
     if (!sm_node_set_string(n, "activation", sm_act_name(a->kind)))
         return 0;
-    if (a->kind == SM_ACT_LEAKYRELU)
+    sm_act_params p = sm_act_info_get(a->kind)->params;
+    if (p == SM_ACT_PARAMS_SLOPE)
         return sm_node_set_float(n, "activation_alpha", a->alpha);
-    if (a->kind != SM_ACT_CLIP)
+    if (p != SM_ACT_PARAMS_BOUNDS)
         return 1;
     if (a->alpha > -INFINITY &&
         !sm_node_set_float(n, "activation_alpha", a->alpha))
@@ -348,8 +406,8 @@ int sm_fu_set_act(sm_node *n, const sm_act *a)
            sm_node_set_float(n, "activation_beta", a->beta);
 }
 
-void sm_fu_replace(sm_rw *rw, sm_node *fused, sm_value *old_out,
-                   sm_node *const *dead, int n)
+void sm_pat_replace(sm_rw *rw, sm_node *fused, sm_value *old_out,
+                    sm_node *const *dead, int n)
 {
     sm_rw_replace_uses(rw, old_out, fused->out[0]);
     for (int k = n - 1; k >= 0; k--)
