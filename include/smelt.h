@@ -109,6 +109,9 @@ void *smelt_tensor_data(smelt_tensor_t *t);
 /* Element i converted to double (any dtype). */
 double smelt_tensor_get_f64(const smelt_tensor_t *t, int64_t i);
 
+/* Reads a numpy .npy file (v1-3; C or Fortran order, the latter
+ * transposed into C order). path must be a regular file: a directory,
+ * FIFO or device fails at once with SMELT_ERR_IO. */
 smelt_status smelt_npy_load(smelt_ctx_t *ctx, const char *path,
                             smelt_tensor_t **out);
 smelt_status smelt_npy_save(smelt_ctx_t *ctx, const char *path,
