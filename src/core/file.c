@@ -114,8 +114,7 @@ static smelt_status open_checked(smelt_ctx_t *ctx, const char *path,
     }
     if (S_ISDIR(st->st_mode)) {
         close(fd);
-        return sm_err(ctx, SMELT_ERR_IO, "%s: is a directory, not a file",
-                      path);
+        return io_err(ctx, path, EISDIR);
     }
     if (regular && !S_ISREG(st->st_mode)) {
         close(fd);
