@@ -170,6 +170,10 @@ expect 0 "dim 0 (batch) set to 1" -- "$SMELT" bench "$MLP" --runs 1 --warmup 0
 expect 1 "--trace $T/no/such/dir/t.json" -- "$SMELT" bench "$MLP" --runs 1 --trace "$T/no/such/dir/t.json"
 grep -q "latency" "$T/out" && bad "bench ran before failing on --trace" || ok
 
+# --why-not-fused names an unknown dimension as the reason
+printf 'graph g(%%x: f32[batch,4], %%w: f32[4,4], %%b: f32[n,4]) {\n  %%h = MatMul(%%x, %%w)\n  %%y = Add(%%h, %%b)\n  return %%y\n}\n' >"$T/wnf.ir"
+expect 0 "dimension 'n' is symbolic, so this cannot be proven" -- "$SMELT" opt "$T/wnf.ir" -O2 --why-not-fused
+
 # --help lists exactly the options a verb takes
 "$SMELT" bench --help >"$T/bh" 2>&1
 grep -q -- "--output-dir" "$T/bh" && bad "bench --help lists --output-dir" || ok
