@@ -170,6 +170,11 @@ expect 0 "dim 0 (batch) set to 1" -- "$SMELT" bench "$MLP" --runs 1 --warmup 0
 expect 1 "--trace $T/no/such/dir/t.json" -- "$SMELT" bench "$MLP" --runs 1 --trace "$T/no/such/dir/t.json"
 grep -q "latency" "$T/out" && bad "bench ran before failing on --trace" || ok
 
+# a script's outputs carry the variable names the user wrote
+printf 'def f(x: Tensor) -> Tuple[Tensor, Tensor]:\n    y = x * 2.0\n    y = y + 1.0\n    z = y\n    z = z * y\n    return y, z\n' >"$T/names.py"
+expect 0 "y: f32[1] = 3" -- "$SMELT" run "$T/names.py" --input "$T/x1.npy"
+expect 0 "z: f32[1] = 9" -- "$SMELT" run "$T/names.py" --input "$T/x1.npy"
+
 # --why-not-fused names an unknown dimension as the reason
 printf 'graph g(%%x: f32[batch,4], %%w: f32[4,4], %%b: f32[n,4]) {\n  %%h = MatMul(%%x, %%w)\n  %%y = Add(%%h, %%b)\n  return %%y\n}\n' >"$T/wnf.ir"
 expect 0 "dimension 'n' is symbolic, so this cannot be proven" -- "$SMELT" opt "$T/wnf.ir" -O2 --why-not-fused
