@@ -170,6 +170,10 @@ expect 0 "dim 0 (batch) set to 1" -- "$SMELT" bench "$MLP" --runs 1 --warmup 0
 expect 1 "--trace $T/no/such/dir/t.json" -- "$SMELT" bench "$MLP" --runs 1 --trace "$T/no/such/dir/t.json"
 grep -q "latency" "$T/out" && bad "bench ran before failing on --trace" || ok
 
+# check plans every ISA of the CPU, or the one --isa names
+expect 0 "[x] compiled plan (-O3) on scalar: every output matches" -- "$SMELT" check "$MLP" --isa scalar
+expect 2 "--isa needs scalar, avx2 or avx512" -- "$SMELT" check "$MLP" --isa sse
+
 # a script's outputs carry the variable names the user wrote
 printf 'def f(x: Tensor) -> Tuple[Tensor, Tensor]:\n    y = x * 2.0\n    y = y + 1.0\n    z = y\n    z = z * y\n    return y, z\n' >"$T/names.py"
 expect 0 "y: f32[1] = 3" -- "$SMELT" run "$T/names.py" --input "$T/x1.npy"

@@ -58,6 +58,12 @@ static int parse_args(int argc, char **argv, check_args *a)
     a->atol = cli_real(&a->args, CLI_OPT_atol, -1);
     a->seed = (uint64_t)cli_num(&a->args, CLI_OPT_seed, 0);
     cli_opt_options(&a->args, &a->o, 1);
+    const char *isa = a->args.str[CLI_OPT_isa];
+    if (isa && strcmp(isa, "scalar") && strcmp(isa, "avx2") &&
+        strcmp(isa, "avx512"))
+        return cli_usage_error("check", "--isa needs scalar, avx2 or avx512, "
+                                        "got '%s'",
+                               isa);
     return 0;
 }
 
@@ -215,9 +221,12 @@ static void check_plans(smelt_ctx_t *ctx, const check_args *a,
     po.n_inputs = n_in;
     pr->level = po.level;
     printf("\ncompiled plans (-O%d):\n", po.level);
+    const char *only = a->args.str[CLI_OPT_isa]; /* --isa: that one alone */
     for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
         smelt_plan_t *p = NULL;
         smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
+        if (only && strcmp(only, isas[k]) != 0)
+            continue;
         po.isa = isas[k];
         if (smelt_plan_compile(ctx, orig, &po, &p) != SMELT_OK) {
             printf("  %-8s fails to compile: %s\n", isas[k],
@@ -279,6 +288,10 @@ static void checklist(int valid, int n_passes, int n_out, int bad,
            valid && !bad ? 'x' : ' ', valid ? n_out - bad : 0, n_out);
     if (pr->failed)
         printf("  [ ] compiled plan (-O%d): fails: %s\n", pr->level, pr->why);
+    else if (!pr->ran[0])
+        printf("  [ ] compiled plan (-O%d): this CPU lacks the ISA asked "
+               "for; nothing ran\n",
+               pr->level);
     else
         printf("  [%c] compiled plan (-O%d) on %s: %s\n",
                pr->bad ? ' ' : 'x', pr->level, pr->ran,
