@@ -109,6 +109,9 @@ void *smelt_tensor_data(smelt_tensor_t *t);
 /* Element i converted to double (any dtype). */
 double smelt_tensor_get_f64(const smelt_tensor_t *t, int64_t i);
 
+/* Reads a numpy .npy file (v1-3; C or Fortran order, the latter
+ * transposed into C order). path must be a regular file: a directory,
+ * FIFO or device fails at once with SMELT_ERR_IO. */
 smelt_status smelt_npy_load(smelt_ctx_t *ctx, const char *path,
                             smelt_tensor_t **out);
 smelt_status smelt_npy_save(smelt_ctx_t *ctx, const char *path,
@@ -134,6 +137,13 @@ smelt_status smelt_graph_infer(smelt_ctx_t *ctx, smelt_graph_t *g);
  * smelt_string_free(). */
 smelt_status smelt_graph_print(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                char **out);
+/* The text form for reading: a constant of more than max_values values
+ * prints as one line with its count, an FNV-1a checksum of its bytes and
+ * its first (up to 8) values (`const <N values, fnv1a H> [a, b, ...]`),
+ * which does not parse back; smelt_graph_print gives every value. */
+smelt_status smelt_graph_print_summary(smelt_ctx_t *ctx,
+                                       const smelt_graph_t *g,
+                                       int64_t max_values, char **out);
 smelt_status smelt_graph_dot(smelt_ctx_t *ctx, const smelt_graph_t *g,
                              char **out);
 void smelt_string_free(char *s);

@@ -93,8 +93,50 @@ static smelt_status read_all(smelt_ctx_t *ctx, const char *path, int fd,
     return SMELT_OK;
 }
 
-smelt_status sm_read_file(smelt_ctx_t *ctx, const char *path, size_t max,
-                          char **data, size_t *len)
+/* Opens path for reading without waiting: a FIFO with no writer would
+ * block open(2) forever, so the file is opened O_NONBLOCK, inspected with
+ * fstat, and only then switched back to blocking reads. Directories are
+ * refused, and so is anything but a regular file when `regular` is set
+ * (.npy inputs: a device or FIFO there is a mistake, never a stream). */
+static smelt_status open_checked(smelt_ctx_t *ctx, const char *path,
+                                 int regular, int *fd_out, struct stat *st)
+{
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return io_err(ctx, path, errno);
+    if (fstat(fd, st) != 0) {
+        int err = errno;
+        close(fd);
+        return io_err(ctx, path, err);
+    }
+    if (S_ISDIR(st->st_mode)) {
+        close(fd);
+        return io_err(ctx, path, EISDIR);
+    }
+    if (regular && !S_ISREG(st->st_mode)) {
+        close(fd);
+        return sm_err(ctx, SMELT_ERR_IO, "%s: not a regular file (%s)", path,
+                      S_ISFIFO(st->st_mode)   ? "a FIFO or pipe"
+                      : S_ISCHR(st->st_mode)  ? "a character device"
+                      : S_ISSOCK(st->st_mode) ? "a socket"
+                                              : "a special file");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int err = errno;
+        close(fd);
+        return io_err(ctx, path, err);
+    }
+    *fd_out = fd;
+    return SMELT_OK;
+}
+
+/* Both readers: open, check, read within max. */
+static smelt_status read_path(smelt_ctx_t *ctx, const char *path, size_t max,
+                              int regular, char **data, size_t *len)
 {
     *data = NULL;
     *len = 0;
@@ -102,22 +144,9 @@ smelt_status sm_read_file(smelt_ctx_t *ctx, const char *path, size_t max,
         max = SIZE_MAX / 2;
     if (!path)
         return sm_err(ctx, SMELT_ERR_INVALID_ARG, "read file: NULL path");
-    int fd;
-    do
-        fd = open(path, O_RDONLY);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        return io_err(ctx, path, errno);
+    int fd = -1;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        return io_err(ctx, path, err);
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return io_err(ctx, path, EISDIR);
-    }
+    SM_TRY(open_checked(ctx, path, regular, &fd, &st));
     size_t hint = 0;
     if (S_ISREG(st.st_mode)) {
         if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
@@ -129,4 +158,16 @@ smelt_status sm_read_file(smelt_ctx_t *ctx, const char *path, size_t max,
     smelt_status s = read_all(ctx, path, fd, max, hint, data, len);
     close(fd);
     return s;
+}
+
+smelt_status sm_read_file(smelt_ctx_t *ctx, const char *path, size_t max,
+                          char **data, size_t *len)
+{
+    return read_path(ctx, path, max, 0, data, len);
+}
+
+smelt_status sm_read_regular_file(smelt_ctx_t *ctx, const char *path,
+                                  size_t max, char **data, size_t *len)
+{
+    return read_path(ctx, path, max, 1, data, len);
 }

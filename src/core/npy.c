@@ -2,13 +2,16 @@
  * npy.c - numpy .npy files (format versions 1.0, 2.0 and 3.0), the files
  * users hand to the CLI. Everything read is untrusted: the header is
  * bounded, the shape overflow-checked, the data length checked against the
- * header before anything is allocated.
+ * header before anything is allocated. The header dict is parsed as a
+ * grammar (each key once, nothing after it); Fortran-order arrays are
+ * transposed into C order on load.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/file.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -25,38 +28,183 @@ static const struct {
     {"u2", SMELT_DTYPE_U16}, {"u4", SMELT_DTYPE_U32}, {"u8", SMELT_DTYPE_U64},
 };
 
-/* Finds `'key':` in the header dict and returns the text after the colon. */
-static const char *dict_value(const char *h, const char *key)
+/* ---- the header dict ------------------------------------------------------
+ * numpy writes a Python dict literal with exactly three keys:
+ *   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+ * padded with spaces and ended by a newline. It is parsed as a grammar, not
+ * searched: each key must appear once, no other key may, every value must
+ * be of its kind, and nothing but whitespace may follow the closing brace. */
+
+typedef struct npy_header {
+    char descr[16];
+    int fortran; /* -1: not seen */
+    int ndim;    /* -1: not seen */
+    int64_t dims[SMELT_MAX_DIMS];
+} npy_header;
+
+typedef struct hparse {
+    smelt_ctx_t *ctx;
+    const char *name, *p;
+} hparse;
+
+static void skip_ws(hparse *h)
 {
-    char pat[32];
-    snprintf(pat, sizeof pat, "'%s'", key);
-    const char *p = strstr(h, pat);
-    if (!p)
-        return NULL;
-    p += strlen(pat);
-    while (*p == ' ')
-        p++;
-    if (*p != ':')
-        return NULL;
-    p++;
-    while (*p == ' ')
-        p++;
-    return p;
+    while (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r')
+        h->p++;
 }
 
-static smelt_status parse_descr(smelt_ctx_t *ctx, const char *name,
-                                const char *h, smelt_dtype *dt)
+static smelt_status hbad(hparse *h, const char *what)
 {
-    const char *v = dict_value(h, "descr");
-    if (!v || *v != '\'')
+    return sm_err(h->ctx, SMELT_ERR_PARSE, "%s: malformed .npy header: %s near '%.12s'",
+                  h->name, what, h->p);
+}
+
+/* A quoted string ('...' or "...") of at most cap-1 characters, no escapes
+ * (numpy never writes any in the three keys or a dtype). */
+static smelt_status parse_str(hparse *h, char *out, size_t cap)
+{
+    char q = *h->p;
+    if (q != '\'' && q != '"')
+        return hbad(h, "expected a quoted string");
+    const char *s = ++h->p, *e = strchr(s, q);
+    if (!e || memchr(s, '\\', (size_t)(e - s)))
+        return hbad(h, "unterminated string");
+    if ((size_t)(e - s) >= cap)
+        return hbad(h, "string too long");
+    memcpy(out, s, (size_t)(e - s));
+    out[e - s] = 0;
+    h->p = e + 1;
+    return SMELT_OK;
+}
+
+/* True or False, as a whole word. */
+static smelt_status parse_bool(hparse *h, int *out)
+{
+    if (!strncmp(h->p, "True", 4))
+        *out = 1;
+    else if (!strncmp(h->p, "False", 5))
+        *out = 0;
+    else
+        return hbad(h, "'fortran_order' must be True or False");
+    h->p += *out ? 4 : 5;
+    if ((*h->p >= 'a' && *h->p <= 'z') || (*h->p >= 'A' && *h->p <= 'Z') ||
+        *h->p == '_' || (*h->p >= '0' && *h->p <= '9'))
+        return hbad(h, "'fortran_order' must be True or False");
+    return SMELT_OK;
+}
+
+/* A tuple of non-negative integers: (), (3,), (2, 3) or (2, 3,). */
+static smelt_status parse_tuple(hparse *h, npy_header *hd)
+{
+    if (*h->p != '(')
+        return hbad(h, "'shape' must be a tuple");
+    h->p++;
+    hd->ndim = 0;
+    int comma = 0;
+    for (;;) {
+        skip_ws(h);
+        if (*h->p == ')') {
+            if (hd->ndim == 1 && !comma) /* (3) is an int, not a tuple */
+                return hbad(h, "a one-dimensional 'shape' needs its comma");
+            h->p++;
+            return SMELT_OK;
+        }
+        if (*h->p < '0' || *h->p > '9')
+            return hbad(h, "expected a dimension");
+        if (hd->ndim == SMELT_MAX_DIMS)
+            return sm_err(h->ctx, SMELT_ERR_LIMIT,
+                          "%s: more than %d dimensions", h->name,
+                          SMELT_MAX_DIMS);
+        int64_t d = 0;
+        while (*h->p >= '0' && *h->p <= '9') {
+            if (d > (INT64_MAX - 9) / 10)
+                return sm_err(h->ctx, SMELT_ERR_LIMIT,
+                              "%s: dimension does not fit in int64", h->name);
+            d = d * 10 + (*h->p++ - '0');
+        }
+        if (*h->p == 'L') /* python 2 longs */
+            h->p++;
+        hd->dims[hd->ndim++] = d;
+        skip_ws(h);
+        comma = *h->p == ',';
+        if (comma)
+            h->p++;
+        else if (*h->p != ')')
+            return hbad(h, "expected ',' or ')' in 'shape'");
+    }
+}
+
+/* The whole dict, into hd; every key exactly once, nothing after it. */
+static smelt_status parse_header(smelt_ctx_t *ctx, const char *name,
+                                 const char *text, npy_header *hd)
+{
+    hparse h = {ctx, name, text};
+    hd->descr[0] = 0;
+    hd->fortran = hd->ndim = -1;
+    skip_ws(&h);
+    if (*h.p != '{')
+        return hbad(&h, "expected '{'");
+    h.p++;
+    for (;;) {
+        skip_ws(&h);
+        if (*h.p == '}')
+            break;
+        char key[32];
+        SM_TRY(parse_str(&h, key, sizeof key));
+        skip_ws(&h);
+        if (*h.p != ':')
+            return hbad(&h, "expected ':'");
+        h.p++;
+        skip_ws(&h);
+        int seen;
+        if (!strcmp(key, "descr")) {
+            seen = hd->descr[0] != 0;
+            if (*h.p == '[')
+                return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
+                              "%s: structured dtypes are not supported", name);
+            if (!seen)
+                SM_TRY(parse_str(&h, hd->descr, sizeof hd->descr));
+        } else if (!strcmp(key, "fortran_order")) {
+            seen = hd->fortran >= 0;
+            if (!seen)
+                SM_TRY(parse_bool(&h, &hd->fortran));
+        } else if (!strcmp(key, "shape")) {
+            seen = hd->ndim >= 0;
+            if (!seen)
+                SM_TRY(parse_tuple(&h, hd));
+        } else {
+            return sm_err(ctx, SMELT_ERR_PARSE,
+                          "%s: malformed .npy header: unknown key '%s'", name,
+                          key);
+        }
+        if (seen)
+            return sm_err(ctx, SMELT_ERR_PARSE,
+                          "%s: malformed .npy header: key '%s' given twice",
+                          name, key);
+        skip_ws(&h);
+        if (*h.p == ',')
+            h.p++;
+        else if (*h.p != '}')
+            return hbad(&h, "expected ',' or '}'");
+    }
+    h.p++;
+    skip_ws(&h);
+    if (*h.p)
+        return hbad(&h, "text after the closing '}'");
+    if (!hd->descr[0])
         return sm_err(ctx, SMELT_ERR_PARSE, "%s: header has no 'descr'", name);
-    v++;
-    const char *end = strchr(v, '\'');
-    if (!end || end - v > 8)
-        return sm_err(ctx, SMELT_ERR_PARSE, "%s: malformed 'descr'", name);
-    char d[9];
-    memcpy(d, v, (size_t)(end - v));
-    d[end - v] = 0;
+    if (hd->fortran < 0)
+        return sm_err(ctx, SMELT_ERR_PARSE,
+                      "%s: header has no 'fortran_order'", name);
+    if (hd->ndim < 0)
+        return sm_err(ctx, SMELT_ERR_PARSE, "%s: header has no 'shape'", name);
+    return SMELT_OK;
+}
+
+/* The dtype of a descr such as '<f4' or '|b1'. */
+static smelt_status parse_descr(smelt_ctx_t *ctx, const char *name,
+                                const char *d, smelt_dtype *dt)
+{
     const char *t = d;
     if (*t == '<' || *t == '|' || *t == '=')
         t++;
@@ -75,35 +223,28 @@ static smelt_status parse_descr(smelt_ctx_t *ctx, const char *name,
                   name, d);
 }
 
-static smelt_status parse_shape(smelt_ctx_t *ctx, const char *name,
-                                const char *h, int *ndim, int64_t *dims)
+/* Copies Fortran-order (column-major) data src into C order at dst: the
+ * C-order walk keeps a multi-index and the matching column-major offset. */
+static void fortran_to_c(unsigned char *dst, const unsigned char *src,
+                         int ndim, const int64_t *dims, int64_t numel,
+                         size_t esize)
 {
-    const char *v = dict_value(h, "shape");
-    if (!v || *v != '(')
-        return sm_err(ctx, SMELT_ERR_PARSE, "%s: header has no 'shape'", name);
-    v++;
-    *ndim = 0;
-    for (;;) {
-        while (*v == ' ' || *v == ',')
-            v++;
-        if (*v == ')')
-            return SMELT_OK;
-        if (*v < '0' || *v > '9')
-            return sm_err(ctx, SMELT_ERR_PARSE,
-                          "%s: malformed 'shape' near '%.10s'", name, v);
-        if (*ndim == SMELT_MAX_DIMS)
-            return sm_err(ctx, SMELT_ERR_LIMIT, "%s: more than %d dimensions",
-                          name, SMELT_MAX_DIMS);
-        int64_t d = 0;
-        while (*v >= '0' && *v <= '9') {
-            if (d > (INT64_MAX - 9) / 10)
-                return sm_err(ctx, SMELT_ERR_LIMIT,
-                              "%s: dimension does not fit in int64", name);
-            d = d * 10 + (*v++ - '0');
+    int64_t idx[SMELT_MAX_DIMS] = {0}, stride[SMELT_MAX_DIMS];
+    int64_t s = 1;
+    for (int d = 0; d < ndim; d++) {
+        stride[d] = s;
+        s *= dims[d];
+    }
+    int64_t off = 0;
+    for (int64_t i = 0; i < numel; i++) {
+        memcpy(dst + (size_t)i * esize, src + (size_t)off * esize, esize);
+        for (int d = ndim - 1; d >= 0; d--) {
+            off += stride[d];
+            if (++idx[d] < dims[d])
+                break;
+            off -= stride[d] * dims[d];
+            idx[d] = 0;
         }
-        if (*v == 'L') /* python 2 longs */
-            v++;
-        dims[(*ndim)++] = d;
     }
 }
 
@@ -143,18 +284,12 @@ smelt_status smelt_npy_parse(smelt_ctx_t *ctx, const void *buf, size_t len,
     h[hlen] = 0;
     if (memchr(h, 0, hlen))
         return sm_err(ctx, SMELT_ERR_PARSE, "%s: NUL byte in header", name);
-    const char *fo = dict_value(h, "fortran_order");
-    if (!fo)
-        return sm_err(ctx, SMELT_ERR_PARSE, "%s: header has no 'fortran_order'",
-                      name);
-    if (!strncmp(fo, "True", 4))
-        return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
-                      "%s: Fortran-order arrays are not supported", name);
+    npy_header hd;
+    SM_TRY(parse_header(ctx, name, h, &hd));
     smelt_dtype dt = SMELT_DTYPE_UNDEFINED;
-    int ndim = 0;
-    int64_t dims[SMELT_MAX_DIMS], numel;
-    SM_TRY(parse_descr(ctx, name, h, &dt));
-    SM_TRY(parse_shape(ctx, name, h, &ndim, dims));
+    int ndim = hd.ndim;
+    int64_t *dims = hd.dims, numel;
+    SM_TRY(parse_descr(ctx, name, hd.descr, &dt));
     smelt_status st =
         sm_shape_numel(ctx, ndim, dims, smelt_dtype_size(dt), &numel);
     if (st != SMELT_OK) {
@@ -168,8 +303,16 @@ smelt_status smelt_npy_parse(smelt_ctx_t *ctx, const void *buf, size_t len,
                       "%s: truncated data: the header promises %zu bytes, "
                       "the file holds %zu",
                       name, need, have);
+    if (have > need)
+        return sm_err(ctx, SMELT_ERR_PARSE,
+                      "%s: %zu bytes of trailing data after the %zu the "
+                      "header promises",
+                      name, have - need, need);
     SM_TRY(sm_tensor_new(ctx, dt, ndim, dims, out));
-    if (need)
+    if (need && hd.fortran && ndim > 1)
+        fortran_to_c((*out)->data, b + hstart + hlen, ndim, dims, numel,
+                     smelt_dtype_size(dt));
+    else if (need)
         memcpy((*out)->data, b + hstart + hlen, need);
     if (dt == SMELT_DTYPE_BOOL) /* normalize to 0/1 */
         for (int64_t i = 0; i < numel; i++)
@@ -182,26 +325,10 @@ smelt_status smelt_npy_load(smelt_ctx_t *ctx, const char *path,
                             smelt_tensor_t **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sm_err(ctx, SMELT_ERR_IO, "%s: %s", path, strerror(errno));
-    smelt_status st = SMELT_OK;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0)
-        st = sm_err(ctx, SMELT_ERR_IO, "%s: cannot determine size", path);
-    else if ((unsigned long)n > SM_ALLOC_LIMIT)
-        st = sm_err(ctx, SMELT_ERR_LIMIT, "%s: file of %ld bytes is too big",
-                    path, n);
-    unsigned char *buf = NULL;
-    if (st == SMELT_OK && !(buf = sm_malloc((size_t)n)))
-        st = sm_err_nomem(ctx);
-    if (st == SMELT_OK && fread(buf, 1, (size_t)n, f) != (size_t)n)
-        st = sm_err(ctx, SMELT_ERR_IO, "%s: read failed", path);
-    fclose(f);
-    if (st == SMELT_OK)
-        st = smelt_npy_parse(ctx, buf, (size_t)n, path, out);
+    char *buf = NULL;
+    size_t n = 0;
+    SM_TRY(sm_read_regular_file(ctx, path, SM_ALLOC_LIMIT, &buf, &n));
+    smelt_status st = smelt_npy_parse(ctx, buf, n, path, out);
     sm_free(buf);
     return st;
 }

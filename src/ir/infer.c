@@ -19,6 +19,12 @@ smelt_status sm_node_shape(smelt_ctx_t *ctx, const sm_node *n,
                            const sm_tensor *const *known, sm_type *out)
 {
     const sm_op_info *info = sm_op_info_get(n->op);
+    char why[96];
+    if (sm_op_arity_error(n->op, n->n_in, n->n_out, why, sizeof why)) {
+        char where[160];
+        sm_node_where(n, where, sizeof where);
+        return sm_err(ctx, SMELT_ERR_VERIFY, "%s: %s", where, why);
+    }
     sm_operand stack_ops[MAX_OPERANDS];
     sm_operand *ops = stack_ops;
     if (n->n_in > MAX_OPERANDS &&

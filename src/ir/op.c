@@ -4,6 +4,7 @@
 #include "ir/op.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,38 @@ const sm_op_info *sm_op_info_get(sm_op op)
         return NULL;
     pthread_once(&spec_once, parse_specs);
     return &op_table[op];
+}
+
+/* "1 input", "2 to 3 inputs", "at least 1 input": a count range in words
+ * (max < 0: no upper bound). */
+static void count_words(char *buf, size_t size, int min, int max,
+                        const char *noun)
+{
+    if (max == min)
+        snprintf(buf, size, "%d %s%s", min, noun, min == 1 ? "" : "s");
+    else if (max < 0)
+        snprintf(buf, size, "at least %d %s%s", min, noun, min == 1 ? "" : "s");
+    else
+        snprintf(buf, size, "%d to %d %ss", min, max, noun);
+}
+
+int sm_op_arity_error(sm_op op, int n_in, int n_out, char *buf, size_t size)
+{
+    const sm_op_info *info = sm_op_info_get(op);
+    char want[48];
+    if (!info)
+        return 0;
+    if (n_in < info->in_min || (info->in_max >= 0 && n_in > info->in_max)) {
+        count_words(want, sizeof want, info->in_min, info->in_max, "input");
+        snprintf(buf, size, "%s takes %s, got %d", info->name, want, n_in);
+        return 1;
+    }
+    if (n_out < info->out_min || (info->out_max >= 0 && n_out > info->out_max)) {
+        count_words(want, sizeof want, info->out_min, info->out_max, "output");
+        snprintf(buf, size, "%s gives %s, got %d", info->name, want, n_out);
+        return 1;
+    }
+    return 0;
 }
 
 sm_op sm_op_from_name(const char *name, int len)

@@ -79,6 +79,11 @@ typedef struct sm_op_info {
 #undef OP
 
 const sm_op_info *sm_op_info_get(sm_op op);
+/* When n_in inputs or n_out outputs are outside op's arity, writes
+ * "Relu takes 1 input, got 2" into buf and returns 1; 0 when they fit.
+ * Shape inference checks it before calling a shape function (which may
+ * index inputs by position), the verifier again. */
+int sm_op_arity_error(sm_op op, int n_in, int n_out, char *buf, size_t size);
 /* SM_OP_COUNT when name is not an op. */
 sm_op sm_op_from_name(const char *name, int len);
 const char *sm_op_class_name(sm_op_class c);

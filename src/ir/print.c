@@ -8,7 +8,9 @@
  */
 #include "ir/text.h"
 
+#include <stdint.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +163,33 @@ static void put_literal(sm_strbuf *b, const sm_tensor *t)
     sm_strbuf_putc(b, ']');
 }
 
+/* FNV-1a over the bytes of t: a summary's checksum, so two summaries of
+ * different weights differ. */
+static uint32_t fnv1a(const sm_tensor *t)
+{
+    uint32_t h = 2166136261u;
+    const unsigned char *p = t->data;
+    for (size_t i = 0; i < t->nbytes; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+/* A constant in one line: its count, checksum and first (up to 8)
+ * values. Deliberately not valid text IR (`const <...>`), so a
+ * summary is never mistaken for the model. */
+static void put_summary(sm_strbuf *b, const sm_tensor *t)
+{
+    const int64_t max = 8;
+    sm_strbuf_appendf(b, "<%lld values, fnv1a %08x> [", (long long)t->numel,
+                      (unsigned)fnv1a(t));
+    for (int64_t i = 0; i < max && i < t->numel && !b->failed; i++) {
+        if (i)
+            sm_strbuf_puts(b, ", ");
+        put_elem(b, t, i);
+    }
+    sm_strbuf_puts(b, ", ...]");
+}
+
 static void put_tensor_type(sm_strbuf *b, const sm_tensor *x)
 {
     sm_type t;
@@ -230,9 +259,10 @@ static void indent_to(sm_strbuf *b, int depth)
         sm_strbuf_puts(b, "  ");
 }
 
-static void put_block(sm_strbuf *b, const sm_block *blk, int depth);
+static void put_block(sm_strbuf *b, const sm_block *blk, int depth,
+                      int64_t max);
 
-static void put_node(sm_strbuf *b, const sm_node *n, int depth)
+static void put_node(sm_strbuf *b, const sm_node *n, int depth, int64_t max)
 {
     indent_to(b, depth);
     for (int i = 0; i < n->n_out; i++) {
@@ -272,15 +302,18 @@ static void put_node(sm_strbuf *b, const sm_node *n, int depth)
         put_ident(b, sub->label ? sub->label : "block");
         put_params(b, sub);
         sm_strbuf_puts(b, " {\n");
-        put_block(b, sub, depth + 1);
+        put_block(b, sub, depth + 1, max);
         indent_to(b, depth);
         sm_strbuf_putc(b, '}');
     }
     sm_strbuf_putc(b, '\n');
 }
 
-/* The statements of blk at the given depth: constants, nodes, return. */
-static void put_block(sm_strbuf *b, const sm_block *blk, int depth)
+/* The statements of blk at the given depth: constants, nodes, return.
+ * Constants of more than max values print as a summary; max < 0: every
+ * value (the text then parses back to the same graph). */
+static void put_block(sm_strbuf *b, const sm_block *blk, int depth,
+                      int64_t max)
 {
     for (int i = 0; i < blk->n_consts && !b->failed; i++) {
         const sm_value *v = blk->consts[i];
@@ -289,11 +322,14 @@ static void put_block(sm_strbuf *b, const sm_block *blk, int depth)
         sm_strbuf_puts(b, ": ");
         put_tensor_type(b, v->data);
         sm_strbuf_puts(b, " = const ");
-        put_literal(b, v->data);
+        if (max >= 0 && v->data->numel > max)
+            put_summary(b, v->data);
+        else
+            put_literal(b, v->data);
         sm_strbuf_putc(b, '\n');
     }
     for (int i = 0; i < blk->n_nodes && !b->failed; i++)
-        put_node(b, blk->nodes[i], depth);
+        put_node(b, blk->nodes[i], depth, max);
     indent_to(b, depth);
     sm_strbuf_puts(b, "return");
     for (int i = 0; i < blk->n_ret; i++) {
@@ -303,7 +339,9 @@ static void put_block(sm_strbuf *b, const sm_block *blk, int depth)
     sm_strbuf_putc(b, '\n');
 }
 
-smelt_status sm_ir_print(smelt_ctx_t *ctx, const sm_graph *g, char **out)
+/* The graph's text, constants summarized above max values (< 0: none). */
+static smelt_status print_graph(smelt_ctx_t *ctx, const sm_graph *g,
+                                int64_t max, char **out)
 {
     sm_strbuf b;
     sm_strbuf_init(&b);
@@ -311,9 +349,14 @@ smelt_status sm_ir_print(smelt_ctx_t *ctx, const sm_graph *g, char **out)
     put_ident(&b, g->name ? g->name : "main");
     put_params(&b, g->top);
     sm_strbuf_puts(&b, " {\n");
-    put_block(&b, g->top, 1);
+    put_block(&b, g->top, 1, max);
     sm_strbuf_puts(&b, "}\n");
     return sm_strbuf_take(&b, ctx, out);
+}
+
+smelt_status sm_ir_print(smelt_ctx_t *ctx, const sm_graph *g, char **out)
+{
+    return print_graph(ctx, g, -1, out);
 }
 
 smelt_status smelt_graph_print(smelt_ctx_t *ctx, const smelt_graph_t *g,
@@ -323,4 +366,15 @@ smelt_status smelt_graph_print(smelt_ctx_t *ctx, const smelt_graph_t *g,
         return sm_err(ctx, SMELT_ERR_INVALID_ARG,
                       "smelt_graph_print: NULL argument");
     return sm_ir_print(ctx, g, out);
+}
+
+smelt_status smelt_graph_print_summary(smelt_ctx_t *ctx,
+                                       const smelt_graph_t *g,
+                                       int64_t max_values, char **out)
+{
+    if (!g || !out || max_values < 0)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "smelt_graph_print_summary: NULL argument or negative "
+                      "max_values");
+    return print_graph(ctx, g, max_values, out);
 }

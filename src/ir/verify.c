@@ -94,18 +94,8 @@ static smelt_status check_arity(verifier *v, const sm_node *n)
 {
     const sm_op_info *info = sm_op_info_get(n->op);
     char msg[160];
-    if (n->n_in < info->in_min ||
-        (info->in_max >= 0 && n->n_in > info->in_max)) {
-        snprintf(msg, sizeof msg, "takes %d..%d inputs, has %d", info->in_min,
-                 info->in_max, n->n_in);
+    if (sm_op_arity_error(n->op, n->n_in, n->n_out, msg, sizeof msg))
         return fail_at(v, n, SMELT_ERR_VERIFY, "%s", msg);
-    }
-    if (n->n_out < info->out_min ||
-        (info->out_max >= 0 && n->n_out > info->out_max)) {
-        snprintf(msg, sizeof msg, "gives %d..%d outputs, has %d", info->out_min,
-                 info->out_max, n->n_out);
-        return fail_at(v, n, SMELT_ERR_VERIFY, "%s", msg);
-    }
     /* Required inputs are present; Loop's M and cond are optional. */
     for (int i = 0; i < info->in_min && i < n->n_in; i++)
         if (!n->in[i] && n->op != SM_OP_Loop) {

@@ -376,16 +376,51 @@ void sm_pat_miss_users(sm_pass_ctx *pc, sm_rw *rw, const sm_node *start,
                     sm_rw_is_output(rw, cur) ? " (it is a graph output)" : "");
 }
 
+/* Why a shape check could not be proven, when the cause is a dimension
+ * not known at compile time: "dimension 'n' is symbolic", "the rank is
+ * unknown"; "" when every dimension is known. */
+static void unknown_dim_note(const sm_type *a, const sm_type *b, char *buf,
+                             size_t size)
+{
+    const sm_type *t[2] = {a, b};
+    buf[0] = 0;
+    for (int k = 0; k < 2; k++) {
+        if (t[k]->ndim < 0) {
+            snprintf(buf, size, "; a rank is unknown, so this cannot be "
+                                "proven (a plan compiled for concrete "
+                                "inputs binds it)");
+            return;
+        }
+        for (int d = 0; d < t[k]->ndim; d++)
+            if (t[k]->dims[d].size < 0) {
+                if (t[k]->dims[d].sym)
+                    snprintf(buf, size,
+                             "; dimension '%s' is symbolic, so this cannot "
+                             "be proven (a plan compiled for concrete "
+                             "inputs, as smelt run and bench make, binds "
+                             "it)",
+                             t[k]->dims[d].sym);
+                else
+                    snprintf(buf, size,
+                             "; a dimension is unknown, so this cannot be "
+                             "proven (a plan compiled for concrete inputs "
+                             "binds it)");
+                return;
+            }
+    }
+}
+
 void sm_pat_miss_bcast(sm_pass_ctx *pc, const sm_node *start, const sm_value *o,
                        const sm_value *cur)
 {
-    char ts[160], ys[160];
+    char ts[160], ys[160], note[200];
     sm_type_str(&o->type, ts, sizeof ts);
     sm_type_str(&cur->type, ys, sizeof ys);
+    unknown_dim_note(&o->type, &cur->type, note, sizeof note);
     sm_pat_miss(pc, start,
                 "Add consumer found but its other operand %s does not "
-                "broadcast onto the result %s without changing its shape",
-                ts, ys);
+                "broadcast onto the result %s without changing its shape%s",
+                ts, ys, note);
 }
 
 int sm_pat_set_act(sm_node *n, const sm_act *a)

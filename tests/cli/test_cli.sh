@@ -44,11 +44,19 @@ expect 0 "probs: f32[2,4] =" -- "$SMELT" run "$ROOT/examples/mlp.ir" --input "$X
 [ -f "$T/o/probs.npy" ] && ok || bad "run did not write probs.npy"
 expect 0 "probs: f32[2,4] =" -- "$SMELT" run "$ROOT/examples/mlp.ir" -i "$ROOT/examples/mlp_x.npy"
 
-# print is canonical: printing the printed graph gives the same text
-"$SMELT" print "$ROOT/examples/mlp.ir" >"$T/a.ir" 2>&1 || bad "print failed"
-"$SMELT" print "$T/a.ir" >"$T/b.ir" 2>&1 || bad "print of printed failed"
+# print --weights is canonical: printing the printed graph gives the same
+# text
+"$SMELT" print --weights "$ROOT/examples/mlp.ir" >"$T/a.ir" 2>&1 || bad "print failed"
+"$SMELT" print --weights "$T/a.ir" >"$T/b.ir" 2>&1 || bad "print of printed failed"
 cmp -s "$T/a.ir" "$T/b.ir" && ok || bad "print is not a fixed point"
 grep -q "%h: f32\[batch,32\] = MatMul" "$T/a.ir" && ok || bad "print did not infer shapes"
+# without --weights, constants of more than 16 values are one short line
+"$SMELT" print "$ROOT/examples/mlp.ir" >"$T/s.ir" 2>&1 || bad "print failed"
+grep -q '^  %w1: f32\[16,32\] = const <512 values, fnv1a [0-9a-f]\{8\}> \[0.000307538343, 0.0746863857, .*, \.\.\.\]$' "$T/s.ir" && ok || bad "print did not summarize w1: $(grep w1 "$T/s.ir" | cut -c1-120)"
+grep -q '^  %b2: f32\[4\] = const \[0.045151677, ' "$T/s.ir" && ok || bad "print summarized a small constant"
+[ "$(wc -L <"$T/s.ir")" -lt 200 ] && ok || bad "print wrote a line of $(wc -L <"$T/s.ir") characters"
+"$SMELT" opt "$ROOT/examples/mlp.ir" >"$T/so.ir" 2>/dev/null || bad "opt failed"
+grep -q 'const <512 values' "$T/so.ir" && ok || bad "opt did not summarize"
 
 # dot
 expect 0 "" -- "$SMELT" dot "$ROOT/examples/mlp.ir" -o "$T/g.dot"
@@ -68,6 +76,9 @@ printf 'graph g(%%a: f32[2]) {\n  %%c = Frob(%%a)\n  return %%c\n}\n' >"$T/op.ir
 expect 1 "unknown op 'Frob'" -- "$SMELT" print "$T/op.ir"
 printf 'graph g(%%a: f32[2]) {\n  %%c = LeakyRelu(%%a) {alpha = "x"}\n  return %%c\n}\n' >"$T/attr.ir"
 expect 1 "attribute 'alpha' must be float, not string" -- "$SMELT" print "$T/attr.ir"
+printf 'graph g(%%x: f32[2]) {\n  %%y = Relu(%%x, %%x)\n  return %%y\n}\n' >"$T/arity.ir"
+expect 1 "Relu takes 1 input, got 2" -- "$SMELT" print "$T/arity.ir"
+expect 1 "Relu takes 1 input, got 2" -- "$SMELT" print --raw "$T/arity.ir"
 expect 1 "no value for input 'x'" -- "$SMELT" run "$ROOT/examples/mlp.ir"
 expect 1 "has no input 'y'" -- "$SMELT" run "$ROOT/examples/mlp.ir" --input "y=$ROOT/examples/mlp_x.npy"
 expect 1 "input 'x': expected f32[batch,16], got f32[2,4]" -- "$SMELT" run "$ROOT/examples/mlp.ir" --input "x=$ROOT/examples/mlp_y.npy"
@@ -81,6 +92,120 @@ for isa in scalar avx2 avx512; do
     expect 0 "probs: f32[0,10]" -- "$SMELT" run "$ROOT/examples/digits_cnn.onnx" --input "$T/x0.npy" --isa $isa --threads 2
 done
 expect 0 "latency" -- "$SMELT" bench "$ROOT/examples/digits_cnn.onnx" --dim batch=0 --runs 3
+# mknpy FILE DESCR SHAPE DATA: a v1.0 .npy from printf escapes
+mknpy() {
+    h="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    n=$((${#h} + 1))
+    printf '\223NUMPY\001\000' >"$1"
+    printf "$(printf '\\%03o\\%03o' $((n % 256)) $((n / 256)))" >>"$1"
+    printf '%s\n' "$h" >>"$1"
+    printf "$4" >>"$1"
+}
+ONE='\000\000\200\077' INF='\000\000\200\177' NINF='\000\000\200\377'
+NAN='\000\000\300\177'
+
+# compare: infinities match only themselves, NaN is an error
+mknpy "$T/one.npy" '<f4' '(1,)' "$ONE"
+mknpy "$T/inf.npy" '<f4' '(1,)' "$INF"
+mknpy "$T/ninf.npy" '<f4' '(1,)' "$NINF"
+mknpy "$T/nan.npy" '<f4' '(1,)' "$NAN"
+mknpy "$T/two.npy" '<f4' '(2,)' "$ONE$ONE"
+expect 1 "NOT within tolerance" -- "$SMELT" compare "$T/one.npy" "$T/inf.npy"
+expect 1 "NOT within tolerance" -- "$SMELT" compare "$T/inf.npy" "$T/one.npy"
+expect 1 "NOT within tolerance" -- "$SMELT" compare "$T/ninf.npy" "$T/inf.npy"
+expect 0 "within tolerance" -- "$SMELT" compare "$T/inf.npy" "$T/inf.npy"
+expect 1 "NaN" -- "$SMELT" compare "$T/nan.npy" "$T/one.npy"
+expect 1 "NaN" -- "$SMELT" compare "$T/one.npy" "$T/nan.npy"
+expect 1 "--equal-nan" -- "$SMELT" compare "$T/nan.npy" "$T/nan.npy"
+expect 0 "within tolerance" -- "$SMELT" compare "$T/nan.npy" "$T/nan.npy" --equal-nan
+expect 1 "shapes differ: f32[1] ($T/one.npy) vs f32[2] ($T/two.npy)" -- "$SMELT" compare "$T/one.npy" "$T/two.npy"
+expect 2 "--atol needs a number" -- "$SMELT" compare "$T/one.npy" "$T/one.npy" --atol x
+
+# special files as inputs fail at once with a clear reason
+MLP=$ROOT/examples/mlp.ir
+expect 1 "Is a directory" -- "$SMELT" run "$MLP" --input "x=$T"
+if mkfifo "$T/fifo.npy" 2>/dev/null; then
+    expect 1 "not a regular file (a FIFO or pipe)" -- "$SMELT" run "$MLP" --input "x=$T/fifo.npy"
+fi
+
+# float64 inputs: a hint, and --cast converts
+D1='\000\000\000\000\000\000\360\077' D=
+i=0; while [ $i -lt 32 ]; do D="$D$D1"; i=$((i + 1)); done
+mknpy "$T/x64.npy" '<f8' '(2, 16)' "$D"
+expect 1 "pass --cast to convert" -- "$SMELT" run "$MLP" --input "x=$T/x64.npy"
+expect 0 "probs: f32[2,4] =" -- "$SMELT" run "$MLP" --input "x=$T/x64.npy" --cast
+
+# output files: one per name, no collisions, no hidden files
+printf 'graph g(%%x: f32[2]) {\n  %%"a/b" = Relu(%%x)\n  %%a_b = Neg(%%x)\n  %%"" = Abs(%%x)\n  %%".h" = Exp(%%x)\n  return %%"a/b", %%a_b, %%"", %%".h"\n}\n' >"$T/names.ir"
+mknpy "$T/x2.npy" '<f4' '(2,)' "$ONE$ONE"
+expect 0 "a_b: f32[2] = -1 -1" -- "$SMELT" run "$T/names.ir" --input "$T/x2.npy" --output-dir "$T/n"
+[ "$(ls -A "$T/n" | sort | tr '\n' ' ')" = "%.npy %2Eh.npy a%2Fb.npy a_b.npy " ] && ok || bad "output files: $(ls -A "$T/n")"
+
+# integers print exactly (not through a double)
+printf 'graph g(%%x: f32[1]) {\n  %%c: i64[2] = const [9007199254740993, -9223372036854775807]\n  %%d = Identity(%%c)\n  return %%d\n}\n' >"$T/i64.ir"
+mknpy "$T/x1.npy" '<f4' '(1,)' "$ONE"
+expect 0 "d: i64[2] = 9007199254740993 -9223372036854775807" -- "$SMELT" run "$T/i64.ir" --input "$T/x1.npy"
+
+# more outputs than any fixed array would hold
+{
+    printf 'graph g(%%x: f32[1]) {\n'
+    i=0; while [ $i -lt 300 ]; do printf '  %%y%d = Neg(%%x)\n' $i; i=$((i + 1)); done
+    printf '  return %%y0'
+    i=1; while [ $i -lt 300 ]; do printf ', %%y%d' $i; i=$((i + 1)); done
+    printf '\n}\n'
+} >"$T/wide.ir"
+expect 0 "y299: f32[1] = -1" -- "$SMELT" run "$T/wide.ir" --input "$T/x1.npy"
+expect 0 "latency" -- "$SMELT" bench "$T/wide.ir" --runs 1 --warmup 0
+
+# one option parser: -O3 and -O 3 everywhere, values checked
+expect 0 "probs: f32[2,4] =" -- "$SMELT" run "$MLP" -O3 -i "$ROOT/examples/mlp_x.npy"
+expect 0 "probs: f32[2,4] =" -- "$SMELT" run "$MLP" -O 1 -i "$ROOT/examples/mlp_x.npy" --threads 2
+expect 2 "option --input needs a value" -- "$SMELT" run "$MLP" --input
+expect 2 "option --output-dir needs a value" -- "$SMELT" run "$MLP" --output-dir --reference
+expect 2 "--threads needs a whole number" -- "$SMELT" run "$MLP" --threads two
+expect 2 "--dim batch=-1: the size must be a whole number" -- "$SMELT" run "$MLP" --dim batch=-1
+expect 2 "--dim batch is given twice" -- "$SMELT" bench "$MLP" --dim batch=1 --dim batch=2
+expect 2 "no input has a dimension named 'bach'; the inputs' symbolic dims are: batch" -- "$SMELT" bench "$MLP" --dim bach=1
+expect 2 "--fn picks a function of a script (.py)" -- "$SMELT" print "$MLP" --fn f
+expect 2 "'smelt compare' takes no --fn option" -- "$SMELT" compare "$T/one.npy" "$T/one.npy" --fn f
+expect 0 "" -- "$SMELT" dot "$MLP" -O 2 -o "$T/o.dot"
+grep -q "digraph" "$T/o.dot" && ok || bad "dot -O 2 wrote no graph"
+
+# bench: a symbolic batch defaults to 1 with a notice; an unwritable
+# trace fails before any benchmarking
+expect 0 "dim 0 (batch) set to 1" -- "$SMELT" bench "$MLP" --runs 1 --warmup 0
+expect 1 "--trace $T/no/such/dir/t.json" -- "$SMELT" bench "$MLP" --runs 1 --trace "$T/no/such/dir/t.json"
+grep -q "latency" "$T/out" && bad "bench ran before failing on --trace" || ok
+
+# check plans every ISA of the CPU, or the one --isa names
+expect 0 "[x] compiled plan (-O3) on scalar: every output matches" -- "$SMELT" check "$MLP" --isa scalar
+expect 2 "--isa needs scalar, avx2 or avx512" -- "$SMELT" check "$MLP" --isa sse
+
+# a script's outputs carry the variable names the user wrote
+printf 'def f(x: Tensor) -> Tuple[Tensor, Tensor]:\n    y = x * 2.0\n    y = y + 1.0\n    z = y\n    z = z * y\n    return y, z\n' >"$T/names.py"
+expect 0 "y: f32[1] = 3" -- "$SMELT" run "$T/names.py" --input "$T/x1.npy"
+expect 0 "z: f32[1] = 9" -- "$SMELT" run "$T/names.py" --input "$T/x1.npy"
+
+# --why-not-fused names an unknown dimension as the reason
+printf 'graph g(%%x: f32[batch,4], %%w: f32[4,4], %%b: f32[n,4]) {\n  %%h = MatMul(%%x, %%w)\n  %%y = Add(%%h, %%b)\n  return %%y\n}\n' >"$T/wnf.ir"
+expect 0 "dimension 'n' is symbolic, so this cannot be proven" -- "$SMELT" opt "$T/wnf.ir" -O2 --why-not-fused
+
+# --help lists exactly the options a verb takes
+"$SMELT" bench --help >"$T/bh" 2>&1
+grep -q -- "--output-dir" "$T/bh" && bad "bench --help lists --output-dir" || ok
+grep -q -- "--runs R" "$T/bh" && ok || bad "bench --help lacks --runs"
+for verb in run print dot opt check script info compare bench; do
+    "$SMELT" $verb --help >"$T/h" 2>&1 || bad "$verb --help failed"
+    # every long option in the help is accepted by the verb (none is
+    # "unknown" or "takes no")
+    for o in $(grep -o -- '--[a-z][a-z-]*' "$T/h" | sort -u); do
+        "$SMELT" $verb $o >"$T/opt_out" 2>&1
+        if grep -q "unknown option\|takes no $o option" "$T/opt_out"; then
+            bad "$verb --help lists $o but $verb refuses it"
+        fi
+    done
+done
+ok
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,10 +1,12 @@
 #!/bin/sh
 # ctest's `conformance`: runs ONNX's backend node tests through
 # `smelt conformance`, generating them first when DATA is missing.
-# usage: run_conformance.sh SMELT ROOT DATA MIN_PASS_RATE [-O1|-O2|-O3]
-# With a level, every graph is optimized at it before the reference run
-# (ctest's conformance.O1 .. conformance.O3), against the same expected
-# outputs, exclusions and floor.
+# usage: run_conformance.sh SMELT ROOT DATA MIN_PASS_RATE [OPTION]...
+# The options go to `smelt conformance`: with a level (-O1|-O2|-O3) every
+# graph is optimized at it before the reference run (ctest's
+# conformance.O1 .. conformance.O3); with --plan every test runs as a
+# compiled plan, the way `smelt run` runs models (conformance.plan);
+# against the same expected outputs, exclusions and floor.
 # Exits 77 (ctest: skipped) when the tests cannot be generated because
 # /usr/bin/python3 or Debian's python3-onnx is missing.
 set -u
@@ -12,7 +14,7 @@ SMELT=$1
 ROOT=$2
 DATA=$3
 MIN=$4
-LEVEL=${5:-}
+shift 4
 PY=/usr/bin/python3
 
 if [ ! -d "$DATA" ]; then
@@ -33,7 +35,14 @@ if [ ! -d "$DATA" ]; then
         exit 1
     fi
 fi
-# shellcheck disable=SC2086
-exec "$SMELT" conformance "$DATA" \
-    --exclude "$ROOT/tests/conformance/exclusions.txt" \
-    --min-pass-rate "$MIN" $LEVEL
+# Plans have their own known failures (exclusions_plan.txt), on top.
+EXCL=$ROOT/tests/conformance/exclusions.txt
+for a in "$@"; do
+    if [ "$a" = "--plan" ]; then
+        TMP=$(mktemp)
+        trap 'rm -f "$TMP"' EXIT
+        cat "$EXCL" "$ROOT/tests/conformance/exclusions_plan.txt" >"$TMP"
+        EXCL=$TMP
+    fi
+done
+"$SMELT" conformance "$DATA" --exclude "$EXCL" --min-pass-rate "$MIN" "$@"

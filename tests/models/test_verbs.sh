@@ -62,10 +62,11 @@ expect 1 "NOT within" -- \
     "$SMELT" compare "$T/a.npy" "$T/b.npy" --rtol 0.14 --atol 0
 expect 1 "the shapes differ" -- "$SMELT" compare "$T/a.npy" "$T/c.npy"
 expect 1 "max abs error inf at [1]" -- "$SMELT" compare "$T/n1.npy" "$T/n2.npy"
-expect 0 "within tolerance" -- "$SMELT" compare "$T/n1.npy" "$T/n1.npy"
+expect 1 "NaN in one file or both" -- "$SMELT" compare "$T/n1.npy" "$T/n1.npy"
+expect 0 "within tolerance" -- "$SMELT" compare "$T/n1.npy" "$T/n1.npy" --equal-nan
 expect 1 "missing.npy" -- "$SMELT" compare "$T/a.npy" "$T/missing.npy"
 expect 2 "two .npy files are needed" -- "$SMELT" compare "$T/a.npy"
-expect 2 "more than two files" -- \
+expect 2 "more than two .npy files" -- \
     "$SMELT" compare "$T/a.npy" "$T/a.npy" "$T/a.npy"
 expect 2 "--atol needs a number >= 0, got '-1'" -- \
     "$SMELT" compare "$T/a.npy" "$T/a.npy" --atol -1

@@ -5,6 +5,7 @@
  * status and a message naming the problem, with no crash and no leak.
  */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -181,6 +182,16 @@ static void test_external_symlink(void **state)
     assert_true(smelt_tensor_get_f64(w, 0) == 1.5);
     assert_true(smelt_tensor_get_f64(w, 1) == -2.0);
     smelt_graph_free(g);
+
+    /* a FIFO as the data file: refused at once, not waited on */
+    unlink(link);
+    assert_int_equal(mkfifo(link, 0600), 0);
+    g = NULL;
+    assert_int_equal(smelt_onnx_load(ctx, model, &g), SMELT_ERR_IO);
+    assert_non_null(strstr(smelt_ctx_error(ctx), "not a regular file"));
+    assert_null(g);
+    unlink(link);
+    assert_int_equal(symlink("real.bin", link), 0);
 
     /* a buffer without a folder cannot use external data */
     bytes = tu_read_file(model, &len);

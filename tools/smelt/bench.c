@@ -3,8 +3,8 @@
  * compiles a model into a plan and times it.
  *
  * Inputs are random (cli_fill_random: floats in [-1, 1), integers in
- * [0, 4), bools 0/1) unless given with --input; symbolic dims need
- * --dim NAME=SIZE. Prints
+ * [0, 4), bools 0/1) unless given with --input; symbolic dims come from
+ * --dim NAME=SIZE, else 1 (with a notice). Prints
  * the median and minimum latency over the timed runs, peak memory (the
  * plan's arena and weights, and the process's RSS high-water mark), the
  * kernels the plan chose, and with --profile a per-op table (time, FLOPs
@@ -13,6 +13,7 @@
  * (chrome://tracing, Perfetto). --json prints one JSON line instead, for
  * the benchmark harness (bench/run_bench.sh).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +22,19 @@
 
 #include "check_util.h"
 #include "cli.h"
+#include "inputs.h"
 #include "plan_cli.h"
-
-#define MAX_IO 256
 
 void cli_bench_help(FILE *out)
 {
     fprintf(out,
             "time a model: median and min latency, peak memory, kernels\n\n"
-            "usage: smelt bench FILE [--threads N] [--runs R] [--warmup W]\n"
-            "                   [--input NAME=x.npy]... [--dim NAME=SIZE]...\n"
-            "                   [--profile] [--trace out.json] [--json]\n\n"
-            "Compiles FILE into a plan and runs it W times untimed, then R\n"
-            "times timed, on random inputs (or the --input files).\n\n"
-            "  --runs R            timed runs (default 20)\n"
-            "  --warmup W          untimed runs first (default 3)\n"
-            "  --input NAME=PATH   an input from a .npy file (others random)\n"
-            "  --profile           per-op time, FLOPs, bytes, GFLOP/s, "
-            "intensity\n"
-            "  --trace FILE        the timed runs as a Chrome trace (JSON)\n"
-            "  --json              one JSON line: median_ms, min_ms, ...\n");
-    cli_plan_opts_help(out);
+            "usage: smelt bench FILE [options]\n\n"
+            "Compiles FILE into a plan (-O3 unless -O says otherwise) and\n"
+            "runs it W times untimed, then R times timed, on random inputs\n"
+            "(or the --input files). A symbolic dimension that --dim does\n"
+            "not bind is set to 1, with a notice.\n");
+    cli_options_help(out, "bench");
 }
 
 static double now_ms(void)
@@ -53,139 +46,26 @@ static double now_ms(void)
 
 typedef struct bench_args {
     const char *file, *trace;
-    int runs, warmup, profile, json;
-    char *specs[MAX_IO];
-    int n_specs;
-    cli_plan_opts po;
+    int runs, warmup, profile, json, print_plan;
+    cli_args args;
+    smelt_plan_options po;
 } bench_args;
-
-static int count_arg(const char *v, const char *opt, int lo, int *out)
-{
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || n < lo || n > 1000000)
-        return cli_usage_error("bench", "%s needs a number >= %d, got '%s'",
-                               opt, lo, v);
-    *out = (int)n;
-    return 0;
-}
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->runs = 20;
-    a->warmup = 3;
-    cli_plan_opts_init(&a->po);
-    for (int i = 1; i < argc; i++) {
-        int r = cli_plan_opt(&a->po, argc, argv, &i, "bench");
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        const char *o = argv[i], *v = NULL;
-        int has_value = !strcmp(o, "--runs") || !strcmp(o, "--warmup") ||
-                        !strcmp(o, "--input") || !strcmp(o, "-i") ||
-                        !strcmp(o, "--trace");
-        if (has_value && !(v = cli_option_value(argc, argv, &i, "bench")))
-            return 2;
-        if (!strcmp(o, "--runs")) {
-            if (count_arg(v, o, 1, &a->runs))
-                return 2;
-        } else if (!strcmp(o, "--warmup")) {
-            if (count_arg(v, o, 0, &a->warmup))
-                return 2;
-        } else if (!strcmp(o, "--input") || !strcmp(o, "-i")) {
-            if (a->n_specs == MAX_IO)
-                return cli_usage_error("bench", "too many inputs");
-            a->specs[a->n_specs++] = (char *)v;
-        } else if (!strcmp(o, "--trace")) {
-            a->trace = v;
-        } else if (!strcmp(o, "--profile")) {
-            a->profile = 1;
-        } else if (!strcmp(o, "--json")) {
-            a->json = 1;
-        } else if (o[0] == '-' && o[1]) {
-            return cli_usage_error("bench", "unknown option '%s'", o);
-        } else if (a->file) {
-            return cli_usage_error("bench", "more than one FILE given");
-        } else {
-            a->file = o;
-        }
-    }
-    if (!a->file)
-        return cli_usage_error("bench", "no FILE given");
-    if (a->po.reference)
-        return cli_usage_error("bench", "--reference: bench times plans");
-    return 0;
-}
-
-/* ---- inputs -------------------------------------------------------------- */
-
-static int input_index(const smelt_graph_t *g, const char *name, size_t len)
-{
-    for (int i = 0; i < smelt_graph_num_inputs(g); i++) {
-        const char *in = smelt_graph_input_name(g, i);
-        if (strlen(in) == len && !strncmp(in, name, len))
-            return i;
-    }
-    return -1;
-}
-
-/* A random tensor for graph input i from its declared type, symbolic
- * dims taken from --dim. */
-static int random_input(smelt_ctx_t *ctx, const smelt_graph_t *g, int i,
-                        const cli_plan_opts *po, uint64_t *seed,
-                        smelt_tensor_t **out)
-{
-    const char *name = smelt_graph_input_name(g, i);
-    smelt_dtype dt = smelt_graph_input_dtype(g, i);
-    int nd = smelt_graph_input_ndim(g, i);
-    if (dt == SMELT_DTYPE_UNDEFINED || nd < 0) {
-        fprintf(stderr,
-                "smelt bench: input '%s' has no declared dtype or rank; "
-                "give it with --input %s=x.npy\n",
-                name, name);
-        return 1;
-    }
-    int64_t dims[SMELT_MAX_DIMS];
-    for (int d = 0; d < nd; d++) {
-        dims[d] = smelt_graph_input_dim(g, i, d);
-        const char *sym = smelt_graph_input_dim_name(g, i, d);
-        if (dims[d] < 0 && sym)
-            dims[d] = cli_plan_dim(po, sym);
-        if (dims[d] < 0) {
-            fprintf(stderr,
-                    "smelt bench: input '%s' dim %d (%s) has no size; bind "
-                    "it with --dim %s=SIZE\n",
-                    name, d, sym ? sym : "?", sym ? sym : "NAME");
-            return 1;
-        }
-    }
-    if (smelt_tensor_init(ctx, dt, nd, dims, out) != SMELT_OK)
-        return cli_fail(ctx, name);
-    cli_fill_random(*out, seed);
-    return 0;
-}
-
-static int make_inputs(smelt_ctx_t *ctx, const smelt_graph_t *g, bench_args *a,
-                       smelt_tensor_t **in)
-{
-    for (int s = 0; s < a->n_specs; s++) {
-        const char *eq = strchr(a->specs[s], '=');
-        int idx =
-            eq ? input_index(g, a->specs[s], (size_t)(eq - a->specs[s])) : s;
-        if (idx < 0 || idx >= smelt_graph_num_inputs(g) || in[idx]) {
-            fprintf(stderr, "smelt bench: bad --input '%s'\n", a->specs[s]);
-            return 1;
-        }
-        if (smelt_npy_load(ctx, eq ? eq + 1 : a->specs[s], &in[idx]) !=
-            SMELT_OK)
-            return cli_fail(ctx, "input");
-    }
-    uint64_t seed = 42;
-    for (int i = 0; i < smelt_graph_num_inputs(g); i++)
-        if (!in[i] && random_input(ctx, g, i, &a->po, &seed, &in[i]))
-            return 1;
+    int rc = cli_args_parse(&a->args, "bench", argc, argv, 1, 1, "FILE");
+    if (rc)
+        return rc;
+    const cli_args *c = &a->args;
+    a->file = c->files[0];
+    a->trace = c->str[CLI_OPT_trace];
+    a->runs = (int)cli_num(c, CLI_OPT_runs, 20);
+    a->warmup = (int)cli_num(c, CLI_OPT_warmup, 3);
+    a->profile = c->given[CLI_OPT_profile] > 0;
+    a->json = c->given[CLI_OPT_json] > 0;
+    a->print_plan = c->given[CLI_OPT_print_plan] > 0;
+    cli_plan_options(c, &a->po);
     return 0;
 }
 
@@ -290,15 +170,10 @@ static void print_profile(const smelt_plan_t *p, const double *step_ms,
 }
 
 /* The timed runs as Chrome trace events: one "X" event per step. */
-static int write_trace(const char *path, const smelt_plan_t *p,
+static int write_trace(FILE *f, const char *path, const smelt_plan_t *p,
                        const double *t0, const double *t1, const double *start,
                        int runs)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return 1;
-    }
     int n = smelt_plan_num_steps(p);
     fprintf(f, "{\"traceEvents\":[\n");
     for (int r = 0; r < runs; r++)
@@ -320,7 +195,11 @@ static int write_trace(const char *path, const smelt_plan_t *p,
             fprintf(f, "\",\"run\":%d,\"flops\":%.0f}}\n", r, si.flops);
         }
     fprintf(f, "],\"displayTimeUnit\":\"ms\"}\n");
-    return fclose(f) != 0;
+    if (fclose(f) != 0) {
+        perror(path);
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- the verb
@@ -337,9 +216,15 @@ static int time_runs(smelt_ctx_t *ctx, const smelt_plan_t *p, bench_args *a,
 {
     smelt_session_t *s = NULL;
     int n_out = smelt_plan_num_outputs(p), n = smelt_plan_num_steps(p);
-    smelt_tensor_t *out[MAX_IO] = {0};
-    if (smelt_session_init(ctx, p, &s) != SMELT_OK)
+    smelt_tensor_t **out = calloc((size_t)n_out + 1, sizeof *out);
+    if (!out) {
+        fprintf(stderr, "smelt bench: out of memory\n");
+        return 1;
+    }
+    if (smelt_session_init(ctx, p, &s) != SMELT_OK) {
+        free(out);
         return cli_fail(ctx, "session");
+    }
     int rc = 0;
     int tracing = a->profile || a->trace;
     smelt_session_set_profiling(s, tracing);
@@ -365,6 +250,7 @@ static int time_runs(smelt_ctx_t *ctx, const smelt_plan_t *p, bench_args *a,
         }
     }
     smelt_session_free(s);
+    free(out);
     return rc;
 }
 
@@ -417,32 +303,54 @@ int cli_bench(int argc, char **argv)
 {
     bench_args a;
     int rc = parse_args(argc, argv, &a);
-    if (rc)
+    if (rc) {
+        cli_args_free(&a.args);
         return rc;
+    }
+    /* an unwritable trace fails now, not after the benchmark */
+    FILE *trace = NULL;
+    if (a.trace && !(trace = fopen(a.trace, "w"))) {
+        fprintf(stderr, "smelt bench: --trace %s: %s\n", a.trace,
+                strerror(errno));
+        cli_args_free(&a.args);
+        return 1;
+    }
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = NULL;
     smelt_plan_t *p = NULL;
-    smelt_tensor_t *in[MAX_IO] = {0};
+    smelt_tensor_t **in = NULL;
     timings tm = {0};
     rc = cli_load_graph(ctx, a.file, 1, &g);
     int n_in = g ? smelt_graph_num_inputs(g) : 0;
-    if (!rc && n_in > MAX_IO)
-        rc = cli_usage_error("bench", "more than %d inputs", MAX_IO);
     if (!rc)
-        rc = make_inputs(ctx, g, &a, in);
+        rc = cli_check_dims(&a.args, g);
+    if (!rc && !(in = calloc((size_t)n_in + 1, sizeof *in))) {
+        fprintf(stderr, "smelt bench: out of memory\n");
+        rc = 1;
+    }
+    cli_input_rule rule = {.random = 1, .seed = 42, .dim_default = 1,
+                           .dim_notice = 1};
+    if (!rc)
+        rc = cli_bind_inputs(ctx, &a.args, g, &rule, in);
     double t0 = now_ms();
     if (!rc) {
-        a.po.o.inputs = in;
-        a.po.o.n_inputs = n_in;
+        a.po.inputs = in;
+        a.po.n_inputs = n_in;
         /* The plan takes the graph: the weights are not held twice. */
-        smelt_status st = smelt_plan_compile_take(ctx, g, &a.po.o, &p);
+        smelt_status st = smelt_plan_compile_take(ctx, g, &a.po, &p);
         g = NULL;
         if (st != SMELT_OK)
             rc = cli_fail(ctx, a.file);
     }
     double compile = now_ms() - t0;
-    if (!rc && a.po.print_plan)
-        rc = cli_plan_print(ctx, p);
+    if (!rc && a.print_plan) {
+        char *text = NULL;
+        if (smelt_plan_print(ctx, p, &text) != SMELT_OK)
+            rc = cli_fail(ctx, "plan");
+        else
+            fputs(text, stdout);
+        smelt_string_free(text);
+    }
     size_t n = p ? (size_t)smelt_plan_num_steps(p) : 0;
     size_t cells = (a.profile || a.trace) ? (size_t)a.runs * n : 0;
     tm.lat = calloc((size_t)a.runs, sizeof(double));
@@ -458,20 +366,25 @@ int cli_bench(int argc, char **argv)
         rc = time_runs(ctx, p, &a, in, n_in, &tm);
     if (!rc)
         report(&a, p, compile, &tm);
-    if (!rc && a.trace) {
-        rc = write_trace(a.trace, p, tm.t0, tm.t1, tm.start, a.runs);
+    if (!rc && trace) {
+        rc = write_trace(trace, a.trace, p, tm.t0, tm.t1, tm.start, a.runs);
+        trace = NULL;
         if (!rc && !a.json)
             printf("trace:   %s\n", a.trace);
     }
+    if (trace) /* not written: leave no empty file behind */
+        fclose(trace), remove(a.trace);
     free(tm.lat);
     free(tm.start);
     free(tm.t0);
     free(tm.t1);
     free(tm.step_ms);
-    for (int i = 0; i < MAX_IO; i++)
+    for (int i = 0; in && i < n_in; i++)
         smelt_tensor_free(in[i]);
+    free(in);
     smelt_plan_free(p);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+    cli_args_free(&a.args);
     return rc;
 }

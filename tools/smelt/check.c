@@ -4,7 +4,9 @@
  * on the optimized graph with the same inputs (seeded random ones when
  * none are given), compares every output, and when they disagree runs the
  * pipeline again pass by pass to name the first pass after which the
- * results differ. Ends with the deployment checklist.
+ * results differ. Then compiles the model into a plan for every ISA the
+ * CPU has and compares those outputs too. Ends with the deployment
+ * checklist, which states only what this run verified.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,93 +15,55 @@
 
 #include "check_util.h"
 #include "cli.h"
-#include "opt_common.h"
-
-#define MAX_IO 256
+#include "inputs.h"
+#include "plan_cli.h"
 
 void cli_check_help(FILE *out)
 {
     fprintf(
         out,
-        "check that optimizing a model keeps its results\n\n"
-        "usage: smelt check FILE [--input NAME=x.npy]... [-O0..-O3 | "
-        "--passes=a,b]\n"
-        "                   [--rtol R] [--atol A] [--seed N] [--dim NAME=N]\n\n"
+        "check that optimizing and compiling a model keep its results\n\n"
+        "usage: smelt check FILE [--input NAME=x.npy]... [-O N | --passes "
+        "a,b] [options]\n\n"
         "Runs the reference interpreter on FILE as loaded and after the\n"
-        "pipeline (default -O1), on the same inputs: the given .npy files,\n"
-        "or random ones from --seed (default 0). Reports the largest\n"
-        "absolute and relative error of every output; an element passes\n"
-        "when |got - want| <= atol + rtol * |want| (defaults per dtype, as\n"
-        "torch.testing.assert_close: f32 rtol 1.3e-6 atol 1e-5, f64 1e-7\n"
-        "1e-7, f16 1e-3 1e-5, bf16 1.6e-2 1e-5, integers and bool exact).\n"
-        "When an output differs, the pipeline is replayed one pass at a\n"
-        "time to name the first pass that broke it. Exits 1 then.\n\n"
-        "  --input NAME=PATH   an input (NAME= may be left out: in order)\n"
-        "  -O0 .. -O3          the pipeline to check (default -O1)\n"
-        "  --passes=a,b,c      check exactly these passes\n"
-        "  --rtol R, --atol A  tolerances for every output\n"
-        "  --seed N            seed of the random inputs\n"
-        "  --dim NAME=N        size of symbolic dimension NAME in random\n"
-        "                      inputs (default 2)\n");
+        "pipeline (default -O1), and runs FILE compiled into a plan (at\n"
+        "-O N, default 3) once per ISA this CPU has (scalar, avx2,\n"
+        "avx512), all on the same inputs: the given .npy files, or random\n"
+        "ones from --seed (symbolic dims from --dim, else 2). Reports the\n"
+        "largest absolute and relative error of every output against the\n"
+        "model as loaded; an element passes when |got - want| <= atol +\n"
+        "rtol * |want| (defaults per dtype, as torch.testing.assert_close:\n"
+        "f32 rtol 1.3e-6 atol 1e-5, f64 1e-7 1e-7, f16 1e-3 1e-5, bf16\n"
+        "1.6e-2 1e-5, integers and bool exact). When the optimized graph\n"
+        "differs, the pipeline is replayed one pass at a time to name the\n"
+        "first pass that broke it. Exits 1 when anything differs.\n");
+    cli_options_help(out, "check");
 }
 
 typedef struct check_args {
     const char *file;
-    const char *inputs[MAX_IO];
-    int n_inputs;
-    const char *dims[MAX_IO];
-    int n_dims;
+    cli_args args;
     double rtol, atol; /* < 0: per dtype */
     uint64_t seed;
     smelt_opt_options o;
 } check_args;
 
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    *out = strtod(s, &end);
-    return end != s && !*end && *out >= 0;
-}
-
 static int parse_args(int argc, char **argv, check_args *a)
 {
-    for (int i = 1; i < argc; i++) {
-        int r = cli_opt_option(argc, argv, &i, "check", &a->o);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        const char *arg = argv[i], *v;
-        if (!strcmp(arg, "--input") || !strcmp(arg, "-i") ||
-            !strcmp(arg, "--dim")) {
-            if (!(v = cli_option_value(argc, argv, &i, "check")))
-                return 2;
-            int is_dim = arg[2] == 'd';
-            if ((is_dim ? a->n_dims : a->n_inputs) == MAX_IO)
-                return cli_usage_error("check", "too many %s options", arg);
-            if (is_dim)
-                a->dims[a->n_dims++] = v;
-            else
-                a->inputs[a->n_inputs++] = v;
-        } else if (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) {
-            if (!(v = cli_option_value(argc, argv, &i, "check")))
-                return 2;
-            if (!parse_double(v, arg[2] == 'r' ? &a->rtol : &a->atol))
-                return cli_usage_error("check", "%s needs a number >= 0", arg);
-        } else if (!strcmp(arg, "--seed")) {
-            if (!(v = cli_option_value(argc, argv, &i, "check")))
-                return 2;
-            a->seed = strtoull(v, NULL, 10);
-        } else if (arg[0] == '-' && arg[1]) {
-            return cli_usage_error("check", "unknown option '%s'", arg);
-        } else if (a->file) {
-            return cli_usage_error("check", "more than one FILE given");
-        } else {
-            a->file = arg;
-        }
-    }
-    if (!a->file)
-        return cli_usage_error("check", "no FILE given");
+    int rc = cli_args_parse(&a->args, "check", argc, argv, 1, 1, "FILE");
+    if (rc)
+        return rc;
+    a->file = a->args.files[0];
+    a->rtol = cli_real(&a->args, CLI_OPT_rtol, -1);
+    a->atol = cli_real(&a->args, CLI_OPT_atol, -1);
+    a->seed = (uint64_t)cli_num(&a->args, CLI_OPT_seed, 0);
+    cli_opt_options(&a->args, &a->o, 1);
+    const char *isa = a->args.str[CLI_OPT_isa];
+    if (isa && strcmp(isa, "scalar") && strcmp(isa, "avx2") &&
+        strcmp(isa, "avx512"))
+        return cli_usage_error("check", "--isa needs scalar, avx2 or avx512, "
+                                        "got '%s'",
+                               isa);
     return 0;
 }
 
@@ -107,7 +71,7 @@ static int parse_args(int argc, char **argv, check_args *a)
 static int run(smelt_ctx_t *ctx, const smelt_graph_t *g,
                smelt_tensor_t **inputs, smelt_tensor_t **outs)
 {
-    for (int i = 0; i < MAX_IO; i++) {
+    for (int i = 0; i < smelt_graph_num_outputs(g); i++) {
         smelt_tensor_free(outs[i]);
         outs[i] = NULL;
     }
@@ -152,10 +116,13 @@ static void bisect(smelt_ctx_t *ctx, const check_args *a,
 {
     char *list = NULL;
     smelt_graph_t *g = NULL;
-    smelt_tensor_t *got[MAX_IO] = {0};
-    if (smelt_opt_pipeline(ctx, &a->o, &list) != SMELT_OK ||
+    int n_out = smelt_graph_num_outputs(orig);
+    smelt_tensor_t **got = calloc((size_t)n_out + 1, sizeof *got);
+    if (!got || smelt_opt_pipeline(ctx, &a->o, &list) != SMELT_OK ||
         smelt_graph_clone(ctx, orig, &g) != SMELT_OK) {
-        cli_fail(ctx, "bisect");
+        if (got)
+            cli_fail(ctx, "bisect");
+        free(got);
         smelt_string_free(list);
         return;
     }
@@ -193,89 +160,179 @@ static void bisect(smelt_ctx_t *ctx, const check_args *a,
         printf("first pass that broke the results: %s\n", culprit);
     else
         printf("no single pass reproduces the difference\n");
-    for (int i = 0; i < MAX_IO; i++)
+    for (int i = 0; i < n_out; i++)
         smelt_tensor_free(got[i]);
+    free(got);
     smelt_graph_free(g);
     smelt_string_free(list);
 }
 
-/* What the plan (the owner of memory decisions) makes of the optimized
- * graph for these inputs: stats->arena_bytes, or 0 with the reason in
- * why when it does not compile. */
-static void plan_memory(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                        smelt_tensor_t *const *inputs, smelt_plan_stats *stats,
-                        char *why, size_t size)
+/* What the compiled plans showed, for the checklist. */
+typedef struct plan_result {
+    char ran[64];     /* "scalar, avx2, avx512": the ISAs planned */
+    int level;        /* -O of the plans */
+    int bad;          /* outputs beyond tolerance, over every ISA */
+    int failed;       /* a plan failed to compile or run */
+    int64_t arena;    /* bytes of the widest plan's arena */
+    int32_t buffers, shared, inplace; /* its memory decisions */
+    char why[512];    /* the first failure */
+} plan_result;
+
+/* The ISAs a plan can be compiled for here: "avx2" and "avx512" only when
+ * the CPU has them (the planner silently lowers an ISA the CPU lacks,
+ * so the plan's own feature list tells). */
+static int isa_present(const char *want, const char *have)
 {
-    smelt_plan_options o;
-    smelt_plan_options_default(&o);
-    o.level = 0; /* the graph is optimized already */
-    o.inputs = inputs;
-    o.n_inputs = smelt_graph_num_inputs(g);
-    smelt_plan_t *p = NULL;
-    memset(stats, 0, sizeof *stats);
-    stats->struct_size = sizeof *stats;
-    if (smelt_plan_compile(ctx, g, &o, &p) == SMELT_OK) {
-        smelt_plan_get_stats(p, stats);
-        why[0] = 0;
-    } else {
-        snprintf(why, size, "%s", smelt_ctx_error(ctx));
-    }
-    smelt_plan_free(p);
+    if (!strcmp(want, "scalar"))
+        return 1;
+    return strstr(have, !strcmp(want, "avx2") ? "avx2" : "avx512f") != NULL;
 }
 
-static void checklist(int valid, int n_passes, int n_out, int bad,
-                      const smelt_plan_stats *plan, const char *why,
-                      int64_t measured)
+/* Compiles orig into a plan for each ISA of this CPU, runs it on inputs
+ * and compares every output with want (the reference run of the model as
+ * loaded). */
+static void check_plans(smelt_ctx_t *ctx, const check_args *a,
+                        const smelt_graph_t *orig, smelt_tensor_t **inputs,
+                        smelt_tensor_t **want, plan_result *pr)
 {
-    char pl[32], me[32];
-    cli_human_size(pl, sizeof pl, plan->arena_bytes);
+    static const char *const isas[] = {"scalar", "avx2", "avx512"};
+    int n_in = smelt_graph_num_inputs(orig),
+        n_out = smelt_graph_num_outputs(orig);
+    smelt_tensor_t **got = calloc((size_t)n_out + 1, sizeof *got);
+    if (!got) {
+        pr->failed = 1;
+        snprintf(pr->why, sizeof pr->why, "out of memory");
+        return;
+    }
+    smelt_plan_options po;
+    cli_plan_options(&a->args, &po);
+    po.inputs = inputs;
+    po.n_inputs = n_in;
+    pr->level = po.level;
+    printf("\ncompiled plans (-O%d):\n", po.level);
+    const char *only = a->args.str[CLI_OPT_isa]; /* --isa: that one alone */
+    for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
+        smelt_plan_t *p = NULL;
+        smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
+        if (only && strcmp(only, isas[k]) != 0)
+            continue;
+        po.isa = isas[k];
+        if (smelt_plan_compile(ctx, orig, &po, &p) != SMELT_OK) {
+            printf("  %-8s fails to compile: %s\n", isas[k],
+                   smelt_ctx_error(ctx));
+            if (!pr->failed++)
+                snprintf(pr->why, sizeof pr->why, "%s", smelt_ctx_error(ctx));
+            break;
+        }
+        smelt_plan_get_stats(p, &st);
+        if (!isa_present(isas[k], st.isa)) {
+            smelt_plan_free(p);
+            continue;
+        }
+        if (smelt_plan_run(ctx, p, inputs, n_in, got, n_out) != SMELT_OK) {
+            printf("  %-8s fails to run: %s\n", isas[k], smelt_ctx_error(ctx));
+            if (!pr->failed++)
+                snprintf(pr->why, sizeof pr->why, "%s", smelt_ctx_error(ctx));
+        } else {
+            int bad = 0;
+            for (int i = 0; i < n_out; i++) {
+                cli_cmp r;
+                cli_cmp_tensors(want[i], got[i], a->rtol, a->atol, &r);
+                printf("  %-8s %-16s max abs err %10.4g  max rel err %10.4g  "
+                       "%s\n",
+                       isas[k], smelt_graph_output_name(orig, i), r.max_abs,
+                       r.max_rel, r.ok ? "ok" : r.why);
+                bad += !r.ok;
+            }
+            pr->bad += bad;
+        }
+        size_t len = strlen(pr->ran);
+        snprintf(pr->ran + len, sizeof pr->ran - len, "%s%s", len ? ", " : "",
+                 isas[k]);
+        pr->arena = st.arena_bytes;
+        pr->buffers = st.arena_buffers;
+        pr->shared = st.shared_buffers;
+        pr->inplace = st.inplace;
+        for (int i = 0; i < n_out; i++) {
+            smelt_tensor_free(got[i]);
+            got[i] = NULL;
+        }
+        smelt_plan_free(p);
+    }
+    free(got);
+}
+
+/* The deployment checklist: each line states what this run verified and
+ * nothing more. */
+static void checklist(int valid, int n_passes, int n_out, int bad,
+                      int64_t measured, const plan_result *pr)
+{
+    char me[32], ar[32];
     cli_human_size(me, sizeof me, measured);
+    cli_human_size(ar, sizeof ar, pr->arena);
     printf("\ndeployment checklist:\n");
     printf("  [%c] graph valid: verified as loaded and after each of %d "
            "pass(es)\n",
            valid ? 'x' : ' ', n_passes);
-    printf("  [%c] numerics within tolerance: %d of %d output(s) match the "
-           "reference interpreter\n",
+    printf("  [%c] optimized graph: %d of %d output(s) match the model as "
+           "loaded (reference interpreter)\n",
            valid && !bad ? 'x' : ' ', valid ? n_out - bad : 0, n_out);
-    /* The plan covers activation buffers; the measurement is everything
-     * the reference interpreter allocates (bookkeeping included): shown
-     * side by side, not judged. */
-    if (!*why)
-        printf("  [-] memory: plan arena %s (activations; %d of %d buffers "
-               "shared, %d in place); measured %s allocated by the "
-               "reference interpreter while running\n",
-               pl, plan->shared_buffers, plan->arena_buffers, plan->inplace,
-               me);
+    if (pr->failed)
+        printf("  [ ] compiled plan (-O%d): fails: %s\n", pr->level, pr->why);
+    else if (!pr->ran[0])
+        printf("  [ ] compiled plan (-O%d): this CPU lacks the ISA asked "
+               "for; nothing ran\n",
+               pr->level);
     else
-        printf("  [-] memory: no plan (%s); measured %s allocated by the "
-               "reference interpreter while running\n",
-               why, me);
-    printf("  [x] backends tested: reference interpreter (the only backend "
-           "in this build)\n");
+        printf("  [%c] compiled plan (-O%d) on %s: %s\n",
+               pr->bad ? ' ' : 'x', pr->level, pr->ran,
+               pr->bad ? "outputs DIFFER from the model as loaded"
+                       : "every output matches the model as loaded");
+    /* Shown side by side, not judged: the figures measure different
+     * things (the plan's arena for activations, everything the reference
+     * interpreter allocated, bookkeeping included). */
+    if (pr->ran[0])
+        printf("  [-] memory: plan arena %s (activations; %d of %d buffers "
+               "shared, %d in place); the reference interpreter allocated "
+               "%s while running\n",
+               ar, pr->shared, pr->buffers, pr->inplace, me);
+    else
+        printf("  [-] memory: no plan ran; the reference interpreter "
+               "allocated %s while running\n",
+               me);
 }
 
 /* Everything after the arguments: returns the exit status. */
 static int check(smelt_ctx_t *ctx, check_args *a, smelt_graph_t *orig)
 {
-    smelt_tensor_t *inputs[MAX_IO] = {0}, *want[MAX_IO] = {0},
-                   *got[MAX_IO] = {0};
+    int n_in = smelt_graph_num_inputs(orig),
+        n_out = smelt_graph_num_outputs(orig);
+    smelt_tensor_t **inputs = calloc((size_t)n_in + 1, sizeof *inputs),
+                   **want = calloc((size_t)n_out + 1, sizeof *want),
+                   **got = calloc((size_t)n_out + 1, sizeof *got);
     smelt_graph_t *g = NULL;
     smelt_opt_report_t *rep = NULL;
     int rc = 0, bad = 0, valid = 0;
     int64_t measured = 0;
     char *list = NULL;
-    if (smelt_graph_num_inputs(orig) > MAX_IO ||
-        smelt_graph_num_outputs(orig) > MAX_IO) {
-        fprintf(stderr, "smelt check: more than %d inputs or outputs\n",
-                MAX_IO);
-        return 1;
+    plan_result pr = {0};
+    if (!inputs || !want || !got) {
+        fprintf(stderr, "smelt check: out of memory\n");
+        rc = 1;
+    } else if ((rc = cli_check_dims(&a->args, orig)) != 0) {
+        /* printed */
+    } else if (smelt_opt_pipeline(ctx, &a->o, &list) != SMELT_OK) {
+        rc = cli_fail(ctx, "pipeline");
+    } else {
+        printf("smelt check %s (%s)\n", a->file, *list ? list : "no passes");
+        cli_input_rule rule = {.random = 1, .seed = a->seed, .dim_default = 2};
+        rc = cli_bind_inputs(ctx, &a->args, orig, &rule, inputs);
+        if (!rc && rule.n_random)
+            printf("inputs: %d random (seed %llu)%s\n", rule.n_random,
+                   (unsigned long long)a->seed,
+                   a->args.n_inputs ? ", the rest from files" : "");
     }
-    if (smelt_opt_pipeline(ctx, &a->o, &list) != SMELT_OK)
-        return cli_fail(ctx, "pipeline");
-    printf("smelt check %s (%s)\n", a->file, *list ? list : "no passes");
     smelt_string_free(list);
-    rc = cli_make_inputs(ctx, orig, a->inputs, a->n_inputs, a->dims, a->n_dims,
-                         a->seed, inputs);
     if (!rc && run(ctx, orig, inputs, want))
         rc = cli_fail(ctx, "reference run of the graph as loaded");
     if (!rc && smelt_graph_clone(ctx, orig, &g) != SMELT_OK)
@@ -301,32 +358,33 @@ static int check(smelt_ctx_t *ctx, check_args *a, smelt_graph_t *orig)
     }
     if (!rc && bad)
         bisect(ctx, a, orig, inputs, want);
-    smelt_plan_stats plan;
-    char why[512] = "the pipeline failed";
-    memset(&plan, 0, sizeof plan);
-    if (!rc && valid)
-        plan_memory(ctx, g, inputs, &plan, why, sizeof why);
     if (!rc)
-        checklist(valid, smelt_opt_report_num_passes(rep),
-                  smelt_graph_num_outputs(orig), bad, &plan, why, measured);
-    for (int i = 0; i < MAX_IO; i++) {
+        check_plans(ctx, a, orig, inputs, want, &pr);
+    if (!rc)
+        checklist(valid, smelt_opt_report_num_passes(rep), n_out, bad,
+                  measured, &pr);
+    for (int i = 0; inputs && i < n_in; i++)
         smelt_tensor_free(inputs[i]);
+    for (int i = 0; want && got && i < n_out; i++) {
         smelt_tensor_free(want[i]);
         smelt_tensor_free(got[i]);
     }
+    free(inputs);
+    free(want);
+    free(got);
     smelt_opt_report_free(rep);
     smelt_graph_free(g);
-    return rc ? rc : bad ? 1 : 0;
+    return rc ? rc : (bad || pr.bad || pr.failed) ? 1 : 0;
 }
 
 int cli_check(int argc, char **argv)
 {
     check_args a = {0};
-    a.rtol = a.atol = -1;
-    smelt_opt_options_default(&a.o);
     int rc = parse_args(argc, argv, &a);
-    if (rc)
+    if (rc) {
+        cli_args_free(&a.args);
         return rc;
+    }
     cli_mem_track_start();
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = NULL;
@@ -336,5 +394,6 @@ int cli_check(int argc, char **argv)
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
     cli_mem_track_stop();
+    cli_args_free(&a.args);
     return rc;
 }

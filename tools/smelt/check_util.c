@@ -149,91 +149,43 @@ void cli_fill_random(smelt_tensor_t *t, uint64_t *state)
     }
 }
 
-/* Size of symbolic dimension `sym` from the --dim options, else 2. */
-static int64_t dim_size(const char *sym, const char *const *dims, int n_dims)
+static int is_float(smelt_dtype dt)
 {
-    size_t len = strlen(sym);
-    for (int i = 0; i < n_dims; i++)
-        if (!strncmp(dims[i], sym, len) && dims[i][len] == '=')
-            return strtoll(dims[i] + len + 1, NULL, 10);
-    return 2;
+    return dt == SMELT_DTYPE_F32 || dt == SMELT_DTYPE_F64 ||
+           dt == SMELT_DTYPE_F16 || dt == SMELT_DTYPE_BF16;
 }
 
-static int random_input(smelt_ctx_t *ctx, const smelt_graph_t *g, int i,
-                        const char *const *dims, int n_dims, uint64_t *state,
-                        smelt_tensor_t **out)
+int cli_cast_float(smelt_ctx_t *ctx, const smelt_tensor_t *t, smelt_dtype dt,
+                   smelt_tensor_t **out)
 {
-    const char *name = smelt_graph_input_name(g, i);
-    smelt_dtype dt = smelt_graph_input_dtype(g, i);
-    int nd = smelt_graph_input_ndim(g, i);
-    if (dt == SMELT_DTYPE_UNDEFINED || nd < 0) {
-        fprintf(stderr,
-                "smelt check: input '%s' has no known dtype or rank; give it "
-                "with --input %s=x.npy\n",
-                name, name);
+    *out = NULL;
+    if (!is_float(dt) || !is_float(smelt_tensor_dtype(t)))
         return 1;
-    }
-    int64_t shape[SMELT_MAX_DIMS];
-    for (int d = 0; d < nd; d++) {
-        const char *sym = smelt_graph_input_dim_name(g, i, d);
-        shape[d] = smelt_graph_input_dim(g, i, d);
-        if (shape[d] < 0)
-            shape[d] = sym ? dim_size(sym, dims, n_dims) : 2;
-    }
-    if (smelt_tensor_init(ctx, dt, nd, shape, out) != SMELT_OK)
-        return fprintf(stderr, "smelt check: input '%s': %s\n", name,
-                       smelt_ctx_error(ctx)) > 0;
-    cli_fill_random(*out, state);
-    return 0;
-}
-
-/* Input index of NAME (len bytes), -1 when none. */
-static int input_index(const smelt_graph_t *g, const char *name, size_t len)
-{
-    for (int i = 0; i < smelt_graph_num_inputs(g); i++) {
-        const char *in = smelt_graph_input_name(g, i);
-        if (strlen(in) == len && !strncmp(in, name, len))
-            return i;
-    }
-    return -1;
-}
-
-int cli_make_inputs(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                    const char *const *specs, int n_specs,
-                    const char *const *dims, int n_dims, uint64_t seed,
-                    smelt_tensor_t **inputs)
-{
-    int next = 0, n_in = smelt_graph_num_inputs(g);
-    for (int s = 0; s < n_specs; s++) {
-        const char *eq = strchr(specs[s], '=');
-        int idx =
-            eq ? input_index(g, specs[s], (size_t)(eq - specs[s])) : next++;
-        if (idx < 0 || idx >= n_in || inputs[idx]) {
-            fprintf(stderr,
-                    "smelt check: --input %s: no such input, or "
-                    "given twice\n",
-                    specs[s]);
-            return 1;
-        }
-        if (smelt_npy_load(ctx, eq ? eq + 1 : specs[s], &inputs[idx]) !=
-            SMELT_OK) {
-            fprintf(stderr, "smelt check: %s\n", smelt_ctx_error(ctx));
-            return 1;
+    int nd = smelt_tensor_ndim(t);
+    int64_t dims[SMELT_MAX_DIMS];
+    for (int d = 0; d < nd; d++)
+        dims[d] = smelt_tensor_dim(t, d);
+    if (smelt_tensor_init(ctx, dt, nd, dims, out) != SMELT_OK)
+        return 1;
+    void *p = smelt_tensor_data(*out);
+    for (int64_t i = 0; i < smelt_tensor_numel(t); i++) {
+        double v = smelt_tensor_get_f64(t, i);
+        float f = (float)v;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        switch (dt) {
+        case SMELT_DTYPE_F32: ((float *)p)[i] = f; break;
+        case SMELT_DTYPE_F64: ((double *)p)[i] = v; break;
+        case SMELT_DTYPE_F16: ((uint16_t *)p)[i] = half_of(f); break;
+        default: /* bf16: round to nearest even, NaN kept quiet */
+            if (f != f)
+                ((uint16_t *)p)[i] = (uint16_t)((bits >> 16) | 0x40);
+            else
+                ((uint16_t *)p)[i] = (uint16_t)(
+                    (bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+            break;
         }
     }
-    uint64_t state = seed;
-    int random = 0;
-    for (int i = 0; i < n_in; i++) {
-        if (inputs[i])
-            continue;
-        if (random_input(ctx, g, i, dims, n_dims, &state, &inputs[i]))
-            return 1;
-        random++;
-    }
-    if (random)
-        printf("inputs: %d random (seed %llu)%s\n", random,
-               (unsigned long long)seed,
-               n_specs ? ", the rest from files" : "");
     return 0;
 }
 

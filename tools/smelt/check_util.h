@@ -34,14 +34,10 @@ void cli_tensor_type_str(const smelt_tensor_t *t, char *buf, size_t size);
 /* "1.5 MiB" */
 void cli_human_size(char *buf, size_t size, int64_t bytes);
 
-/* One tensor per input of g: specs ("NAME=x.npy" or "x.npy" in order)
- * from files, the rest random from seed (floats in [-1, 1), integers in
- * [0, 4), bools); symbolic dims from dims ("NAME=N"), else 2. Returns 0,
- * or nonzero after printing the problem. */
-int cli_make_inputs(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                    const char *const *specs, int n_specs,
-                    const char *const *dims, int n_dims, uint64_t seed,
-                    smelt_tensor_t **inputs);
+/* A copy of float tensor t converted to float dtype dt (--cast); 0, or
+ * 1 when either dtype is not a float or allocation failed. */
+int cli_cast_float(smelt_ctx_t *ctx, const smelt_tensor_t *t, smelt_dtype dt,
+                   smelt_tensor_t **out);
 
 /* Routes the library's allocations through a counter (call before the
  * first allocation; stop after the last free). */

@@ -23,20 +23,22 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* The script function chosen by the global option --fn NAME (NULL: the
- * file's last function). */
+/* The script function chosen by --fn NAME (NULL: the file's last
+ * function); set by cli_args_parse. */
 extern const char *cli_script_fn;
 
 /* Loads FILE (text IR, ONNX, or a script: see cli_script_fn), infers shapes
  * when asked, verifies; on failure prints the error and returns nonzero with *g
- * NULL. */
+ * NULL. --fn on a file that is not a script is a usage error (2). */
 int cli_load_graph(smelt_ctx_t *ctx, const char *path, int infer,
                    smelt_graph_t **g);
-/* The value after option argv[*i] (advancing *i), or NULL after printing a
- * usage error. */
-const char *cli_option_value(int argc, char **argv, int *i, const char *verb);
-/* True when argv has -h or --help. */
-int cli_wants_help(int argc, char **argv);
+/* Constants of more values than this print summarized (smelt print and
+ * smelt opt without --weights). */
+#define CLI_SUMMARY_VALUES 16
+/* Prints g as text IR to stdout: every value of every constant with
+ * weights, else the larger constants summarized. 0, or 1 after printing
+ * the error. */
+int cli_print_graph(smelt_ctx_t *ctx, const smelt_graph_t *g, int weights);
 
 #define CLI_VERB(name)                                                         \
     int cli_##name(int argc, char **argv);                                     \

@@ -2,7 +2,8 @@
  * compare.c - `smelt compare A.npy B.npy [--atol A] [--rtol R]`: how far
  * two tensors are apart (max absolute and relative error), and whether
  * every element is within |a - b| <= atol + rtol * |b|, numpy's allclose
- * rule with B as the reference. Exit status 0 when within, 1 when not.
+ * rule with B as the reference; infinities match only themselves and NaN
+ * fails (unless --equal-nan). Exit status 0 when within, 1 when not.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 
 #define DEFAULT_ATOL 1e-5
@@ -20,38 +22,32 @@ void cli_compare_help(FILE *out)
     fprintf(
         out,
         "compare two .npy tensors: max abs/rel error, tolerance check\n\n"
-        "usage: smelt compare A.npy B.npy [--atol A] [--rtol R]\n\n"
+        "usage: smelt compare A.npy B.npy [--atol A] [--rtol R] "
+        "[--equal-nan]\n\n"
         "Prints the shape, the largest absolute error |a - b| (and where),\n"
-        "the largest relative error |a - b| / |b| over the elements with\n"
-        "b != 0, and whether every element satisfies\n"
-        "|a - b| <= atol + rtol * |b| (B is the reference; NaN matches\n"
-        "only NaN). Exit status 0 when it does, 1 when not or when the\n"
-        "shapes differ.\n\n"
-        "  --atol A   absolute tolerance (default %g)\n"
-        "  --rtol R   relative tolerance (default %g)\n",
+        "the largest relative error |a - b| / |b| over the finite elements\n"
+        "with b != 0, and whether every element satisfies\n"
+        "|a - b| <= atol + rtol * |b| (B is the reference; defaults atol\n"
+        "%g, rtol %g). An infinity matches only the same infinity; a NaN\n"
+        "in either file is an error (counted apart), unless --equal-nan\n"
+        "lets NaN match NaN. Exit status 0 when every element passes, 1\n"
+        "when not or when the shapes differ.\n",
         DEFAULT_ATOL, DEFAULT_RTOL);
-}
-
-/* A non-negative number for option `opt`; -1 after a usage error. */
-static int parse_tol(const char *s, const char *opt, double *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtod(s, &end);
-    if (end == s || *end || errno || !(*v >= 0) || isinf(*v)) {
-        cli_usage_error("compare", "%s needs a number >= 0, got '%s'", opt, s);
-        return -1;
-    }
-    return 0;
+    cli_options_help(out, "compare");
 }
 
 /* "f32[2,3]" */
+static void fprint_type(FILE *f, const smelt_tensor_t *t)
+{
+    fprintf(f, "%s[", smelt_dtype_name(smelt_tensor_dtype(t)));
+    for (int i = 0; i < smelt_tensor_ndim(t); i++)
+        fprintf(f, "%s%lld", i ? "," : "", (long long)smelt_tensor_dim(t, i));
+    fprintf(f, "]");
+}
+
 static void print_type(const smelt_tensor_t *t)
 {
-    printf("%s[", smelt_dtype_name(smelt_tensor_dtype(t)));
-    for (int i = 0; i < smelt_tensor_ndim(t); i++)
-        printf("%s%lld", i ? "," : "", (long long)smelt_tensor_dim(t, i));
-    printf("]");
+    fprint_type(stdout, t);
 }
 
 /* Flat index i of t as a multi-index "[0,417]". */
@@ -83,7 +79,8 @@ static int same_shape(const smelt_tensor_t *a, const smelt_tensor_t *b)
 /* The comparison proper, once both tensors are loaded; returns the exit
  * status. */
 static int compare(const char *pa, const smelt_tensor_t *a, const char *pb,
-                   const smelt_tensor_t *b, double atol, double rtol)
+                   const smelt_tensor_t *b, double atol, double rtol,
+                   int equal_nan)
 {
     printf("%s vs %s: ", pa, pb);
     print_type(a);
@@ -93,26 +90,41 @@ static int compare(const char *pa, const smelt_tensor_t *a, const char *pb,
     }
     printf("\n");
     if (!same_shape(a, b)) {
-        fprintf(stderr, "smelt compare: the shapes differ\n");
+        fflush(stdout);
+        fprintf(stderr, "smelt compare: the shapes differ: ");
+        fprint_type(stderr, a);
+        fprintf(stderr, " (%s) vs ", pa);
+        fprint_type(stderr, b);
+        fprintf(stderr, " (%s)\n", pb);
         return 1;
     }
-    int64_t n = smelt_tensor_numel(a), worst = -1, bad = 0, first_bad = -1;
+    int64_t n = smelt_tensor_numel(a), worst = -1, bad = 0, first_bad = -1,
+            nans = 0;
     double max_abs = 0, max_rel = 0;
     for (int64_t i = 0; i < n; i++) {
         double x = smelt_tensor_get_f64(a, i), y = smelt_tensor_get_f64(b, i);
-        double err = x == y ? 0 : fabs(x - y);
+        double err;
         int ok;
         if (isnan(x) || isnan(y)) {
-            ok = isnan(x) && isnan(y);
+            /* NaN is never "0 error": it fails unless both are NaN and
+             * --equal-nan says that is a match */
+            ok = equal_nan && isnan(x) && isnan(y);
+            nans += !ok;
+            err = ok ? 0 : INFINITY;
+        } else if (isinf(x) || isinf(y)) {
+            /* inf - inf is NaN and |x - inf| <= rtol * inf is always
+             * true: infinities match only themselves */
+            ok = x == y;
             err = ok ? 0 : INFINITY;
         } else {
+            err = fabs(x - y);
             ok = err <= atol + rtol * fabs(y);
         }
         if (err > max_abs || (worst < 0 && err == max_abs)) {
             max_abs = err;
             worst = i;
         }
-        if (y != 0 && !isnan(y) && err / fabs(y) > max_rel)
+        if (y != 0 && isfinite(y) && isfinite(err) && err / fabs(y) > max_rel)
             max_rel = err / fabs(y);
         if (!ok && bad++ == 0)
             first_bad = i;
@@ -134,41 +146,36 @@ static int compare(const char *pa, const smelt_tensor_t *a, const char *pb,
            atol, rtol, (long long)bad, (long long)n);
     print_index(a, first_bad);
     printf("\n");
+    if (nans)
+        printf("%lld element(s) are NaN in one file or both%s\n",
+               (long long)nans,
+               equal_nan ? "" : " (--equal-nan lets NaN match NaN)");
     return 1;
 }
 
 int cli_compare(int argc, char **argv)
 {
-    const char *files[2] = {NULL, NULL};
-    int n_files = 0;
-    double atol = DEFAULT_ATOL, rtol = DEFAULT_RTOL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--atol") || !strcmp(argv[i], "--rtol")) {
-            const char *opt = argv[i];
-            const char *v = cli_option_value(argc, argv, &i, "compare");
-            if (!v || parse_tol(v, opt, opt[2] == 'a' ? &atol : &rtol))
-                return 2;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("compare", "unknown option '%s'", argv[i]);
-        } else if (n_files == 2) {
-            return cli_usage_error("compare", "more than two files given");
-        } else {
-            files[n_files++] = argv[i];
-        }
+    cli_args args;
+    int rc = cli_args_parse(&args, "compare", argc, argv, 2, 2, ".npy files");
+    if (rc) {
+        cli_args_free(&args);
+        return rc;
     }
-    if (n_files != 2)
-        return cli_usage_error("compare", "two .npy files are needed");
+    const char *files[2] = {args.files[0], args.files[1]};
+    double atol = cli_real(&args, CLI_OPT_atol, DEFAULT_ATOL),
+           rtol = cli_real(&args, CLI_OPT_rtol, DEFAULT_RTOL);
+    int equal_nan = args.given[CLI_OPT_equal_nan] > 0;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_tensor_t *a = NULL, *b = NULL;
-    int rc = 0;
     if (smelt_npy_load(ctx, files[0], &a) != SMELT_OK)
         rc = cli_fail(ctx, files[0]);
     else if (smelt_npy_load(ctx, files[1], &b) != SMELT_OK)
         rc = cli_fail(ctx, files[1]);
     else
-        rc = compare(files[0], a, files[1], b, atol, rtol);
+        rc = compare(files[0], a, files[1], b, atol, rtol, equal_nan);
     smelt_tensor_free(a);
     smelt_tensor_free(b);
     smelt_ctx_free(ctx);
+    cli_args_free(&args);
     return rc;
 }

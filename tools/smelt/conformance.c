@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 
 #define RTOL 1e-3
 #define ATOL 1e-5
-#define MAX_IO 64
 #define REASON 512
 #define TIMEOUT_S 300 /* per test */
 
@@ -38,33 +38,23 @@ void cli_conformance_help(FILE *out)
     fprintf(
         out,
         "run the ONNX backend node tests and compare with their outputs\n\n"
-        "usage: smelt conformance DIR [--filter SUBSTR] [--exclude FILE]\n"
-        "                         [--min-pass-rate P] [--list] [--verbose]\n"
-        "                         [--no-fork] [-O0|-O1|-O2|-O3]\n\n"
+        "usage: smelt conformance DIR [options]\n\n"
         "DIR holds one folder per test (model.onnx, test_data_set_0/\n"
         "input_<i>.pb and output_<i>.pb), as scripts/gen_conformance.py\n"
         "writes them. Each model is loaded, verified and run with the\n"
-        "reference interpreter; floats must agree within rtol 1e-3 and\n"
-        "atol 1e-5 (NaN matches NaN), integers and bools exactly.\n"
-        "A test is passed, failed, unsupported (Smelt reported\n"
+        "reference interpreter (after the -O N pipeline when given), or\n"
+        "with --plan compiled into a plan for its inputs (at -O N,\n"
+        "default 3) as `smelt run` runs models; floats must agree within\n"
+        "rtol 1e-3 and atol 1e-5 (NaN matches NaN), integers and bools\n"
+        "exactly. A test is passed, failed, unsupported (Smelt reported\n"
         "SMELT_ERR_UNSUPPORTED: a missing op, dtype or feature) or\n"
         "excluded. The report lists the failures with their first\n"
-        "mismatch and the unsupported tests per op.\n\n"
-        "  --filter SUBSTR     only tests whose name contains SUBSTR\n"
-        "  --exclude FILE      tests to skip: one name a line, then ' # '\n"
-        "                      and the reason (required)\n"
-        "  --min-pass-rate P   fail unless at least P%% of the tests pass\n"
-        "  -O0 .. -O3          optimize each graph at that level (after\n"
-        "                      verifying it) before the reference run; a\n"
-        "                      failing pass fails the test, named\n"
-        "  --list              list the tests (and exclusions), run nothing\n"
-        "  --no-fork           run every test in this process (each runs\n"
-        "                      in a child by default, so that a crash or a\n"
-        "                      hang of %d s fails that test alone)\n"
-        "  --verbose           one line per test, with every reason\n\n"
+        "mismatch and the unsupported tests per op. Each test runs in a\n"
+        "child process (unless --no-fork) that may take %d s.\n\n"
         "Exit status: 0 when no test outside the exclusion list fails and\n"
         "the pass rate is at least P; 1 otherwise; 2 on usage errors.\n",
         TIMEOUT_S);
+    cli_options_help(out, "conformance");
 }
 
 typedef struct exclusion {
@@ -90,6 +80,7 @@ typedef struct run_opts {
     double min_rate;
     int list, verbose, tty, no_fork;
     int level; /* -O level to optimize at before running; -1: none */
+    int plan;  /* run compiled plans instead of the reference interpreter */
 } run_opts;
 
 static int cmp_str(const void *a, const void *b)
@@ -343,14 +334,10 @@ static int count_pb(const char *set, const char *prefix)
 
 /* Runs one data set of a loaded test. */
 static int run_data_set(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                        const char *set, char *reason)
+                        const char *set, const run_opts *o, char *reason)
 {
     int n_in = smelt_graph_num_inputs(g), n_out = smelt_graph_num_outputs(g);
     int have_in = count_pb(set, "input_"), have_out = count_pb(set, "output_");
-    if (n_in > MAX_IO || n_out > MAX_IO) {
-        snprintf(reason, REASON, "more than %d inputs or outputs", MAX_IO);
-        return FAILED;
-    }
     if (have_in != n_in || have_out != n_out) {
         snprintf(reason, REASON,
                  "the graph takes %d inputs and gives %d outputs; the data "
@@ -358,8 +345,14 @@ static int run_data_set(smelt_ctx_t *ctx, const smelt_graph_t *g,
                  n_in, n_out, have_in, have_out);
         return FAILED;
     }
-    smelt_tensor_t *in[MAX_IO] = {0}, *out[MAX_IO] = {0}, *want[MAX_IO] = {0};
+    smelt_tensor_t **in = calloc((size_t)n_in + 1, sizeof *in),
+                   **out = calloc((size_t)n_out + 1, sizeof *out),
+                   **want = calloc((size_t)n_out + 1, sizeof *want);
     int kind = PASSED;
+    if (!in || !out || !want) {
+        snprintf(reason, REASON, "out of memory");
+        kind = FAILED;
+    }
     for (int i = 0; i < n_in && kind == PASSED; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/input_%d.pb", set, i);
@@ -374,7 +367,22 @@ static int run_data_set(smelt_ctx_t *ctx, const smelt_graph_t *g,
         if (s != SMELT_OK)
             kind = error_kind(ctx, s, "expected output", reason);
     }
-    if (kind == PASSED) {
+    if (kind == PASSED && o->plan) {
+        /* as `smelt run` does: a plan compiled for these inputs' shapes */
+        smelt_plan_options po;
+        smelt_plan_options_default(&po);
+        po.level = o->level >= 0 ? o->level : po.level;
+        po.inputs = in;
+        po.n_inputs = n_in;
+        smelt_plan_t *p = NULL;
+        smelt_status s = smelt_plan_compile(ctx, g, &po, &p);
+        if (s != SMELT_OK)
+            kind = error_kind(ctx, s, "plan", reason);
+        else if ((s = smelt_plan_run(ctx, p, in, n_in, out, n_out)) !=
+                 SMELT_OK)
+            kind = error_kind(ctx, s, "plan run", reason);
+        smelt_plan_free(p);
+    } else if (kind == PASSED) {
         smelt_status s =
             smelt_graph_run_reference(ctx, g, in, n_in, out, n_out);
         if (s != SMELT_OK)
@@ -383,11 +391,15 @@ static int run_data_set(smelt_ctx_t *ctx, const smelt_graph_t *g,
     for (int i = 0; i < n_out && kind == PASSED; i++)
         if (!compare(smelt_graph_output_name(g, i), out[i], want[i], reason))
             kind = FAILED;
-    for (int i = 0; i < MAX_IO; i++) {
+    for (int i = 0; in && i < n_in; i++)
         smelt_tensor_free(in[i]);
+    for (int i = 0; out && want && i < n_out; i++) {
         smelt_tensor_free(out[i]);
         smelt_tensor_free(want[i]);
     }
+    free(in);
+    free(out);
+    free(want);
     return kind;
 }
 
@@ -408,7 +420,8 @@ static int optimize(smelt_ctx_t *ctx, smelt_graph_t *g, int level, char *reason)
 
 /* Loads, verifies (and, with a level, optimizes) and runs test `name` of
  * dir on every data set. */
-static int run_test(const char *dir, const char *name, int level, char *reason)
+static int run_test(const char *dir, const char *name, const run_opts *o,
+                    char *reason)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/model.onnx", dir, name);
@@ -424,14 +437,14 @@ static int run_test(const char *dir, const char *name, int level, char *reason)
         kind = error_kind(ctx, s, "infer", reason);
     if (kind == PASSED && (s = smelt_graph_verify(ctx, g)) != SMELT_OK)
         kind = error_kind(ctx, s, "verify", reason);
-    if (kind == PASSED && level >= 0)
-        kind = optimize(ctx, g, level, reason);
+    if (kind == PASSED && o->level >= 0 && !o->plan) /* plans optimize */
+        kind = optimize(ctx, g, o->level, reason);
     int sets = 0;
     for (; kind == PASSED; sets++) {
         snprintf(path, sizeof path, "%s/%s/test_data_set_%d", dir, name, sets);
         if (!is_dir(path))
             break;
-        kind = run_data_set(ctx, g, path, reason);
+        kind = run_data_set(ctx, g, path, o, reason);
     }
     if (kind == PASSED && sets == 0) {
         snprintf(reason, REASON, "no test_data_set_0");
@@ -445,25 +458,25 @@ static int run_test(const char *dir, const char *name, int level, char *reason)
 /* Runs one test in a child process, so that a crash, a sanitizer report
  * or a hang (TIMEOUT_S) fails that test alone; without fork, in this
  * process. The child sends its verdict and reason through a pipe. */
-static int run_isolated(const char *dir, const char *name, int level,
+static int run_isolated(const char *dir, const char *name, const run_opts *o,
                         char *reason)
 {
     int fd[2];
     if (pipe(fd) != 0)
-        return run_test(dir, name, level, reason);
+        return run_test(dir, name, o, reason);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
         close(fd[0]);
         close(fd[1]);
-        return run_test(dir, name, level, reason);
+        return run_test(dir, name, o, reason);
     }
     if (pid == 0) {
         close(fd[0]);
         alarm(TIMEOUT_S);
         char msg[REASON + 1];
-        msg[0] = (char)run_test(dir, name, level, msg + 1);
+        msg[0] = (char)run_test(dir, name, o, msg + 1);
         size_t n = 1 + strlen(msg + 1), put = 0;
         while (put < n) {
             ssize_t w = write(fd[1], msg + put, n - put);
@@ -652,8 +665,8 @@ static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
         } else {
             r[i].kind =
                 o->no_fork
-                    ? run_test(o->dir, names[i], o->level, r[i].reason)
-                    : run_isolated(o->dir, names[i], o->level, r[i].reason);
+                    ? run_test(o->dir, names[i], o, r[i].reason)
+                    : run_isolated(o->dir, names[i], o, r[i].reason);
         }
         count[r[i].kind]++;
         show_progress(o, i, n, count, &r[i]);
@@ -674,7 +687,11 @@ static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
     }
     print_unsupported(r, n);
     double rate = n ? 100.0 * count[PASSED] / n : 0;
-    if (o->level >= 0)
+    if (o->plan)
+        printf("\nconformance: %d tests in %s, run as compiled plans at "
+               "-O%d\n",
+               n, o->dir, o->level >= 0 ? o->level : 3);
+    else if (o->level >= 0)
         printf("\nconformance: %d tests in %s, optimized at -O%d\n", n, o->dir,
                o->level);
     else
@@ -710,56 +727,32 @@ static void list_only(char **names, int n, const exclusion *ex, int n_ex)
     printf("%d tests\n", n);
 }
 
-static int parse_args(int argc, char **argv, run_opts *o)
+static int parse_args(int argc, char **argv, cli_args *a, run_opts *o)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--filter")) {
-            if (!(o->filter = cli_option_value(argc, argv, &i, "conformance")))
-                return 2;
-        } else if (!strcmp(a, "--exclude")) {
-            if (!(o->exclude = cli_option_value(argc, argv, &i, "conformance")))
-                return 2;
-        } else if (!strcmp(a, "--min-pass-rate")) {
-            const char *v = cli_option_value(argc, argv, &i, "conformance");
-            char *end;
-            if (!v)
-                return 2;
-            o->min_rate = strtod(v, &end);
-            if (end == v || *end || !(o->min_rate >= 0 && o->min_rate <= 100))
-                return cli_usage_error("conformance",
-                                       "--min-pass-rate wants a percentage "
-                                       "from 0 to 100, not '%s'",
-                                       v);
-        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' &&
-                   !a[3]) {
-            o->level = a[2] - '0';
-        } else if (!strcmp(a, "--no-fork")) {
-            o->no_fork = 1;
-        } else if (!strcmp(a, "--list")) {
-            o->list = 1;
-        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
-            o->verbose = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("conformance", "unknown option '%s'", a);
-        } else if (o->dir) {
-            return cli_usage_error("conformance", "more than one DIR given");
-        } else {
-            o->dir = a;
-        }
-    }
-    if (!o->dir)
-        return cli_usage_error("conformance", "no DIR given");
+    int rc = cli_args_parse(a, "conformance", argc, argv, 1, 1, "DIR");
+    if (rc)
+        return rc;
+    o->dir = a->files[0];
+    o->filter = a->str[CLI_OPT_filter];
+    o->exclude = a->str[CLI_OPT_exclude];
+    o->min_rate = cli_real(a, CLI_OPT_min_pass_rate, 0);
+    o->level = (int)cli_num(a, CLI_OPT_level, -1);
+    o->no_fork = a->given[CLI_OPT_no_fork] > 0;
+    o->list = a->given[CLI_OPT_list] > 0;
+    o->verbose = a->given[CLI_OPT_verbose] > 0;
+    o->plan = a->given[CLI_OPT_plan] > 0;
     return 0;
 }
 
 int cli_conformance(int argc, char **argv)
 {
     run_opts o = {0};
-    o.level = -1;
-    int rc = parse_args(argc, argv, &o);
-    if (rc)
+    cli_args args;
+    int rc = parse_args(argc, argv, &args, &o);
+    if (rc) {
+        cli_args_free(&args);
         return rc;
+    }
     o.tty = isatty(fileno(stdout));
     exclusion *ex = NULL;
     int n_ex = 0, n;
@@ -792,5 +785,6 @@ int cli_conformance(int argc, char **argv)
         free(ex[i].reason);
     }
     free(ex);
+    cli_args_free(&args);
     return rc;
 }

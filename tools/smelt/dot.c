@@ -7,15 +7,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
+#include "plan_cli.h"
 
 void cli_dot_help(FILE *out)
 {
     fprintf(out,
             "draw a model as a Graphviz graph\n\n"
-            "usage: smelt dot FILE [-o OUT.dot] [--svg OUT.svg]\n\n"
-            "Writes the graph in DOT (to stdout without -o) and, with --svg,\n"
-            "renders it through Graphviz's `dot` program.\n");
+            "usage: smelt dot FILE [-O N | --passes a,b] [-o OUT.dot] "
+            "[--svg OUT.svg]\n\n"
+            "Writes the graph in DOT (to stdout without -o or --svg) and,\n"
+            "with --svg, renders it through Graphviz's `dot` program. With\n"
+            "-O N or --passes it draws the graph as optimized (default: as\n"
+            "loaded).\n");
+    cli_options_help(out, "dot");
 }
 
 /* Pipes text through `dot -Tsvg -o path`. */
@@ -54,28 +60,23 @@ static int render_svg(const char *text, const char *path)
 
 int cli_dot(int argc, char **argv)
 {
-    const char *file = NULL, *out = NULL, *svg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-o")) {
-            if (!(out = cli_option_value(argc, argv, &i, "dot")))
-                return 2;
-        } else if (!strcmp(argv[i], "--svg")) {
-            if (!(svg = cli_option_value(argc, argv, &i, "dot")))
-                return 2;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("dot", "unknown option '%s'", argv[i]);
-        } else if (file) {
-            return cli_usage_error("dot", "more than one FILE given");
-        } else {
-            file = argv[i];
-        }
+    cli_args a;
+    int rc = cli_args_parse(&a, "dot", argc, argv, 1, 1, "FILE");
+    if (rc) {
+        cli_args_free(&a);
+        return rc;
     }
-    if (!file)
-        return cli_usage_error("dot", "no FILE given");
+    const char *file = a.files[0], *out = a.str[CLI_OPT_out],
+               *svg = a.str[CLI_OPT_svg];
+    int optimize = a.given[CLI_OPT_level] || a.given[CLI_OPT_passes];
+    smelt_opt_options o;
+    cli_opt_options(&a, &o, 0);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g;
-    int rc = cli_load_graph(ctx, file, 1, &g);
+    rc = cli_load_graph(ctx, file, 1, &g);
     char *text = NULL;
+    if (!rc && optimize && smelt_graph_optimize(ctx, g, &o, NULL) != SMELT_OK)
+        rc = cli_fail(ctx, file);
     if (!rc && smelt_graph_dot(ctx, g, &text) != SMELT_OK)
         rc = cli_fail(ctx, file);
     if (!rc && out) {
@@ -96,5 +97,6 @@ int cli_dot(int argc, char **argv)
     smelt_string_free(text);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+    cli_args_free(&a);
     return rc;
 }

@@ -8,17 +8,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "cli.h"
 
 void cli_info_help(FILE *out)
 {
     fprintf(out,
             "show what a model is: inputs, outputs, ops, parameters\n\n"
-            "usage: smelt info FILE\n\n"
+            "usage: smelt info FILE [options]\n\n"
             "Loads FILE (ONNX, text IR, or a script with --fn), infers its\n"
             "shapes and prints the graph's name, each input and output with\n"
             "its type, the number of nodes of each op (most frequent first)\n"
             "and the number and size of its constants.\n");
+    cli_options_help(out, "info");
 }
 
 /* Appends to buf (size bytes, *k used), truncating at the end. */
@@ -112,19 +114,16 @@ static void print_bytes(double b)
 
 int cli_info(int argc, char **argv)
 {
-    const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("info", "unknown option '%s'", argv[i]);
-        if (file)
-            return cli_usage_error("info", "more than one FILE given");
-        file = argv[i];
+    cli_args a;
+    int rc = cli_args_parse(&a, "info", argc, argv, 1, 1, "FILE");
+    if (rc) {
+        cli_args_free(&a);
+        return rc;
     }
-    if (!file)
-        return cli_usage_error("info", "no FILE given");
+    const char *file = a.files[0];
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = NULL;
-    int rc = cli_load_graph(ctx, file, 1, &g);
+    rc = cli_load_graph(ctx, file, 1, &g);
     if (!rc) {
         struct stat st;
         printf("graph: %s\n", smelt_graph_name(g));
@@ -160,5 +159,6 @@ int cli_info(int argc, char **argv)
     }
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+    cli_args_free(&a);
     return rc;
 }

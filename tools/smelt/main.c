@@ -32,7 +32,8 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     return 2;
 }
 
-int cli_wants_help(int argc, char **argv)
+/* True when argv has -h or --help. */
+static int cli_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -59,28 +60,10 @@ static void usage(FILE *out)
             *nl = 0;
         fprintf(out, "%s\n", buf);
     }
-    fprintf(out, "\nglobal options:\n  --fn NAME    the function of a script "
-                 "(.py) model to load\n"
-                 "\n'smelt VERB --help' describes one verb.\n");
-}
-
-/* Takes the global option --fn NAME (or --fn=NAME) out of argv: it picks
- * the function of a script file for every verb that loads a model. */
-static void take_fn_option(int *argc, char **argv)
-{
-    int out = 0;
-    for (int i = 0; i < *argc; i++) {
-        if (!strcmp(argv[i], "--fn") && i + 1 < *argc) {
-            cli_script_fn = argv[++i];
-            continue;
-        }
-        if (!strncmp(argv[i], "--fn=", 5)) {
-            cli_script_fn = argv[i] + 5;
-            continue;
-        }
-        argv[out++] = argv[i];
-    }
-    *argc = out;
+    fprintf(out, "\nEvery verb that loads a model takes --fn NAME: the "
+                 "function of a\nscript (.py) model to load.\n"
+                 "\n'smelt VERB --help' describes one verb and lists its "
+                 "options.\n");
 }
 
 int main(int argc, char **argv)
@@ -105,8 +88,6 @@ int main(int argc, char **argv)
                 verbs[i].help(stdout);
                 return 0;
             }
-            if (strcmp(argv[1], "script") != 0) /* script reads --fn itself */
-                take_fn_option(&argc, argv);
             return verbs[i].run(argc - 1, argv + 1);
         }
     fprintf(stderr, "smelt: unknown verb '%s' (see 'smelt --help')\n", argv[1]);

@@ -1,8 +1,7 @@
 /*
  * opt.c - `smelt opt FILE [-O2] [--passes=a,b] [-o out.ir|out.onnx]
- * [--stats] [--dim NAME=SIZE] [--why-not-fused] [--debug-dir DIR]`:
- * optimizes a model and reports what each pass changed and what the plan
- * then decides (opt_plan.c).
+ * [--stats] [--why-not-fused] [--debug-dir DIR]`: optimizes a model and
+ * reports what each pass changed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,40 +9,24 @@
 #include <string.h>
 
 #include "cli.h"
-#include "opt_common.h"
+#include "args.h"
 #include "opt_plan.h"
+#include "plan_cli.h"
 
 void cli_opt_help(FILE *out)
 {
-    fprintf(
-        out,
-        "optimize a model and report what each pass changed\n\n"
-        "usage: smelt opt FILE [-O0|-O1|-O2|-O3] [--passes=a,b,c] [-o OUT]\n"
-        "                 [--stats] [--dim NAME=SIZE]... [--why-not-fused]\n"
-        "                 [--debug-dir DIR]\n\n"
-        "Loads FILE (text IR or ONNX), runs the pipeline and writes the\n"
-        "result to OUT (.ir: text IR, .onnx: ONNX) or, without -o, prints\n"
-        "it as text IR. -O1 cleans up (inference, folding, CSE, DCE...),\n"
-        "-O2 adds fusion, -O3 everything.\n\n"
-        "  -O0 .. -O3              the pipeline (default -O1)\n"
-        "  --passes=a,b,c          run exactly these passes instead\n"
-        "  -o OUT                  write the optimized model to OUT\n"
-        "  --stats                 per pass: nodes before -> after, constants\n"
-        "                          folded, nodes removed and fused, time;\n"
-        "                          then the plan of the result: arena size,\n"
-        "                          buffers shared, steps in place, values\n"
-        "                          channels-last or channel-blocked\n"
-        "  --dim NAME=SIZE         size of a symbolic dimension (repeat): the\n"
-        "                          plan is made for concrete shapes only\n"
-        "  --why-not-fused         list each fusion rule's near misses\n"
-        "  --debug-dir DIR         dump the graph after every pass, and the\n"
-        "                          plan (plan.txt), into DIR (SMELT_DEBUG=1\n"
-        "                          dumps into ./smelt-debug)\n"
-        "  --fold-max-bytes N      never fold into a constant above N bytes\n"
-        "                          (default 64 MiB)\n"
-        "  --unroll-max-trips N    unroll Loops of at most N trips (def. 16)\n"
-        "  --verify-each           verify the graph after every pass\n"
-        "  --list-passes           list the passes and their levels\n");
+    fprintf(out,
+            "optimize a model and report what each pass changed\n\n"
+            "usage: smelt opt FILE [-O N | --passes a,b,c] [-o OUT] "
+            "[options]\n\n"
+            "Loads FILE (text IR, ONNX or a script), runs the pipeline\n"
+            "(default -O1) and writes the result to OUT (.ir: text IR,\n"
+            ".onnx: ONNX) or, without -o, prints it as text IR (large\n"
+            "constants summarized unless --weights). -O1 cleans\n"
+            "up (inference, folding, CSE, DCE...), -O2 adds fusion,\n"
+            "-O3 everything. --stats adds what the plan of the result\n"
+            "decides: arena, buffers shared, steps in place, layouts.\n");
+    cli_options_help(out, "opt");
 }
 
 static void list_passes(void)
@@ -69,56 +52,6 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* Parses a non-negative integer option value; -1 when malformed. */
-static long long parse_count(const char *s)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    return (errno || end == s || *end || v < 0) ? -1 : v;
-}
-
-int cli_opt_option(int argc, char **argv, int *i, const char *verb,
-                   smelt_opt_options *o)
-{
-    const char *a = argv[*i];
-    if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
-        o->level = a[2] - '0';
-        return 1;
-    }
-    if (!strncmp(a, "--passes=", 9)) {
-        o->passes = a + 9;
-        return 1;
-    }
-    if (!strcmp(a, "--passes")) {
-        o->passes = cli_option_value(argc, argv, i, verb);
-        return o->passes ? 1 : -1;
-    }
-    if (!strcmp(a, "--fold-max-bytes") || !strcmp(a, "--unroll-max-trips")) {
-        const char *v = cli_option_value(argc, argv, i, verb);
-        long long n = v ? parse_count(v) : -1;
-        if (n < 0 || (a[2] == 'u' && n > 1000000)) {
-            if (v)
-                cli_usage_error(verb, "%s needs a count, not '%s'", a, v);
-            return -1;
-        }
-        if (a[2] == 'f')
-            o->fold_max_bytes = (uint64_t)(n ? n : 1);
-        else
-            o->unroll_max_trips = (int32_t)n;
-        return 1;
-    }
-    if (!strcmp(a, "--verify-each")) {
-        o->verify_each = 1;
-        return 1;
-    }
-    if (!strcmp(a, "--debug-dir")) {
-        o->debug_dir = cli_option_value(argc, argv, i, verb);
-        return o->debug_dir ? 1 : -1;
-    }
-    return 0;
 }
 
 /* Writes g to path as ONNX or text IR, by the name's extension. */
@@ -150,57 +83,26 @@ static int write_model(smelt_ctx_t *ctx, const smelt_graph_t *g,
     return rc;
 }
 
-typedef struct opt_args {
-    const char *file, *out;
-    int stats, list;
-    smelt_opt_options o;
-    cli_plan_opts plan; /* --dim */
-} opt_args;
-
-static int parse_args(int argc, char **argv, opt_args *a)
-{
-    for (int i = 1; i < argc; i++) {
-        int r = cli_opt_option(argc, argv, &i, "opt", &a->o);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        if (!strcmp(argv[i], "-o")) {
-            if (!(a->out = cli_option_value(argc, argv, &i, "opt")))
-                return 2;
-        } else if (!strcmp(argv[i], "--stats")) {
-            a->stats = 1;
-        } else if (!strcmp(argv[i], "--dim")) {
-            if (cli_plan_opt(&a->plan, argc, argv, &i, "opt") < 0)
-                return 2;
-        } else if (!strcmp(argv[i], "--why-not-fused")) {
-            a->o.why_not_fused = 1;
-        } else if (!strcmp(argv[i], "--list-passes")) {
-            a->list = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("opt", "unknown option '%s'", argv[i]);
-        } else if (a->file) {
-            return cli_usage_error("opt", "more than one FILE given");
-        } else {
-            a->file = argv[i];
-        }
-    }
-    if (!a->file && !a->list)
-        return cli_usage_error("opt", "no FILE given");
-    return 0;
-}
-
 int cli_opt(int argc, char **argv)
 {
-    opt_args a = {0};
-    smelt_opt_options_default(&a.o);
-    cli_plan_opts_init(&a.plan);
-    int rc = parse_args(argc, argv, &a);
-    if (rc || a.list) {
+    cli_args args;
+    int rc = cli_args_parse(&args, "opt", argc, argv, 0, 1, "FILE");
+    if (!rc && !args.n_files && !args.given[CLI_OPT_list_passes])
+        rc = cli_usage_error("opt", "no FILE given");
+    if (rc || args.given[CLI_OPT_list_passes]) {
         if (!rc)
             list_passes();
+        cli_args_free(&args);
         return rc;
     }
+    struct {
+        const char *file, *out;
+        int stats;
+        smelt_opt_options o;
+    } a = {args.files[0], args.str[CLI_OPT_out],
+           args.given[CLI_OPT_stats] > 0, {0}};
+    cli_opt_options(&args, &a.o, 1);
+    a.o.why_not_fused = args.given[CLI_OPT_why_not_fused] > 0;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = NULL;
     smelt_opt_report_t *rep = NULL;
@@ -218,19 +120,15 @@ int cli_opt(int argc, char **argv)
         else
             fputs(table, info);
     }
-    if (!rc)
-        rc = cli_opt_plan_report(ctx, g, &a.plan, a.o.debug_dir,
+    /* the plan's memory and layout decisions (--stats), and plan.txt in
+     * a debug dump */
+    if (!rc && (rc = cli_check_dims(&args, g)) == 0)
+        rc = cli_opt_plan_report(ctx, g, &args, a.o.debug_dir,
                                  a.stats ? info : NULL);
     if (!rc && a.out)
         rc = write_model(ctx, g, a.out);
-    else if (!rc) {
-        char *text = NULL;
-        if (smelt_graph_print(ctx, g, &text) != SMELT_OK)
-            rc = cli_fail(ctx, "print");
-        else
-            fputs(text, stdout);
-        smelt_string_free(text);
-    }
+    else if (!rc)
+        rc = cli_print_graph(ctx, g, args.given[CLI_OPT_weights] > 0);
     if (!rc)
         fprintf(info, "%s: %d -> %d nodes in %d passes%s%s\n", a.file, before,
                 smelt_graph_num_nodes(g), smelt_opt_report_num_passes(rep),
@@ -239,5 +137,6 @@ int cli_opt(int argc, char **argv)
     smelt_opt_report_free(rep);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+    cli_args_free(&args);
     return rc;
 }

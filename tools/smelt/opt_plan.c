@@ -15,10 +15,11 @@
 
 #include "check_util.h"
 #include "cli.h"
+#include "plan_cli.h"
 
 /* Nonzero when an input of g has a dim --dim leaves unknown; why then
  * names the first such input and dims. */
-static int unbound(const smelt_graph_t *g, const cli_plan_opts *c, char *why,
+static int unbound(const smelt_graph_t *g, const cli_args *a, char *why,
                    size_t size)
 {
     for (int i = 0; i < smelt_graph_num_inputs(g); i++) {
@@ -33,7 +34,7 @@ static int unbound(const smelt_graph_t *g, const cli_plan_opts *c, char *why,
         for (int d = 0; d < nd; d++) {
             const char *sym = smelt_graph_input_dim_name(g, i, d);
             if (smelt_graph_input_dim(g, i, d) >= 0 ||
-                (sym && cli_plan_dim(c, sym) >= 0))
+                (sym && cli_dim_size(a, sym) >= 0))
                 continue;
             if (!k)
                 k = (size_t)snprintf(why, size,
@@ -69,7 +70,7 @@ static void print_stats(FILE *out, const smelt_plan_stats *s)
 }
 
 int cli_opt_plan_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                        const cli_plan_opts *c, const char *debug_dir,
+                        const cli_args *a, const char *debug_dir,
                         FILE *out)
 {
     const char *env = getenv("SMELT_DEBUG");
@@ -77,8 +78,9 @@ int cli_opt_plan_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
     if (!out && !dump)
         return 0;
     char why[512];
-    int open = unbound(g, c, why, sizeof why);
-    smelt_plan_options o = c->o;
+    int open = unbound(g, a, why, sizeof why);
+    smelt_plan_options o;
+    cli_plan_options(a, &o);
     o.level = 0;
     o.debug_dir = debug_dir;
     smelt_plan_t *p = NULL;

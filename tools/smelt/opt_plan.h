@@ -7,16 +7,16 @@
 
 #include <stdio.h>
 
-#include "plan_cli.h"
+#include "args.h"
 
-/* Compiles g (already optimized) into a plan with the --dim sizes of c,
+/* Compiles g (already optimized) into a plan with the --dim sizes of a,
  * dumping it into debug_dir (NULL: ./smelt-debug under SMELT_DEBUG=1,
  * else no dump), and prints the plan's memory and layout decisions to
  * out (NULL: print nothing; with no dump either, compiles nothing). Symbolic
  * dims left unbound are reported, not guessed, and are no error. Returns 0, or
  * 1 after printing why the plan failed otherwise. */
 int cli_opt_plan_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                        const cli_plan_opts *c, const char *debug_dir,
+                        const cli_args *a, const char *debug_dir,
                         FILE *out);
 
 #endif

@@ -1,125 +1,34 @@
 /*
- * plan_cli.c - parsing the options shared by the verbs that run a model.
+ * plan_cli.c - planner and optimizer options from the command line.
  */
 #include "plan_cli.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-#include "cli.h"
-
-void cli_plan_opts_init(cli_plan_opts *c)
+void cli_plan_options(const cli_args *a, smelt_plan_options *o)
 {
-    memset(c, 0, sizeof *c);
-    smelt_plan_options_default(&c->o);
+    smelt_plan_options_default(o);
+    o->threads = (int32_t)cli_num(a, CLI_OPT_threads, o->threads);
+    o->level = (int32_t)cli_num(a, CLI_OPT_level, o->level);
+    if (a->str[CLI_OPT_isa])
+        o->isa = a->str[CLI_OPT_isa];
+    if (a->n_dims)
+        o->dims = a->dims_text;
 }
 
-void cli_plan_opts_help(FILE *out)
+void cli_opt_options(const cli_args *a, smelt_opt_options *o,
+                     int default_level)
 {
-    fprintf(out,
-            "  --threads N         threads for intra-op parallelism (default "
-            "1;\n"
-            "                      0: every CPU)\n"
-            "  -O N, --level N     optimizer level before planning, 0..3 "
-            "(default 3)\n"
-            "  --isa NAME          scalar, avx2 or avx512: use kernels no "
-            "wider\n"
-            "  --dim NAME=SIZE     size of a symbolic dimension (repeat)\n"
-            "  --plan              run a compiled plan (the default)\n"
-            "  --reference         run the reference interpreter instead\n"
-            "  --print-plan        print the plan: steps, kernels and what "
-            "each\n"
-            "                      decided (algorithm, geometry), memory "
-            "map\n");
-}
-
-/* A whole number in [lo, hi] from s, else -1 after a usage error. */
-static int parse_int(const char *s, int lo, int hi, const char *verb,
-                     const char *opt)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) {
-        cli_usage_error(verb, "%s needs a number in %d..%d, got '%s'", opt, lo,
-                        hi, s);
-        return -1;
+    smelt_opt_options_default(o);
+    o->level = (int32_t)cli_num(a, CLI_OPT_level, default_level);
+    if (a->str[CLI_OPT_passes])
+        o->passes = a->str[CLI_OPT_passes];
+    if (a->given[CLI_OPT_fold_max_bytes]) {
+        long long n = a->num[CLI_OPT_fold_max_bytes];
+        o->fold_max_bytes = (uint64_t)(n ? n : 1);
     }
-    return (int)v;
-}
-
-int cli_plan_opt(cli_plan_opts *c, int argc, char **argv, int *i,
-                 const char *verb)
-{
-    const char *a = argv[*i], *v;
-    if (!strcmp(a, "--reference")) {
-        c->reference = 1;
-        return 1;
-    }
-    if (!strcmp(a, "--plan")) {
-        c->reference = 0;
-        return 1;
-    }
-    if (!strcmp(a, "--print-plan")) {
-        c->print_plan = 1;
-        return 1;
-    }
-    int is_threads = !strcmp(a, "--threads") || !strcmp(a, "-j");
-    int is_level = !strcmp(a, "--level") || !strcmp(a, "-O");
-    if (!is_threads && !is_level && strcmp(a, "--isa") && strcmp(a, "--dim"))
-        return 0;
-    if (!(v = cli_option_value(argc, argv, i, verb)))
-        return -1;
-    if (is_threads) {
-        int n = parse_int(v, 0, 1024, verb, a);
-        if (n < 0)
-            return -1;
-        c->o.threads = n;
-    } else if (is_level) {
-        int n = parse_int(v, 0, 3, verb, a);
-        if (n < 0)
-            return -1;
-        c->o.level = n;
-    } else if (!strcmp(a, "--isa")) {
-        c->o.isa = v;
-    } else {
-        const char *eq = strchr(v, '=');
-        size_t len = strlen(c->dims);
-        if (!eq || eq == v || !eq[1] || len + strlen(v) + 2 >= sizeof c->dims) {
-            cli_usage_error(verb, "--dim needs NAME=SIZE, got '%s'", v);
-            return -1;
-        }
-        snprintf(c->dims + len, sizeof c->dims - len, "%s%s", len ? "," : "",
-                 v);
-        c->o.dims = c->dims;
-    }
-    return 1;
-}
-
-int cli_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p)
-{
-    char *text = NULL;
-    int rc = 0;
-    if (smelt_plan_print(ctx, p, &text) != SMELT_OK)
-        rc = cli_fail(ctx, "plan");
-    else
-        fputs(text, stdout);
-    smelt_string_free(text);
-    return rc;
-}
-
-long long cli_plan_dim(const cli_plan_opts *c, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = c->dims; name && *p;) {
-        const char *eq = strchr(p, '=');
-        if (!eq)
-            break;
-        if ((size_t)(eq - p) == n && !strncmp(p, name, n))
-            return atoll(eq + 1);
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        p++;
-    }
-    return -1;
+    o->unroll_max_trips =
+        (int32_t)cli_num(a, CLI_OPT_unroll_max_trips, o->unroll_max_trips);
+    if (a->given[CLI_OPT_verify_each])
+        o->verify_each = 1;
+    if (a->str[CLI_OPT_debug_dir])
+        o->debug_dir = a->str[CLI_OPT_debug_dir];
 }

@@ -1,36 +1,18 @@
 /*
- * plan_cli.h - the options every verb that runs a model shares (run,
- * bench): threads, optimizer level, ISA, symbolic dim sizes, the
- * reference interpreter instead of a plan, and printing the plan.
+ * plan_cli.h - smelt_plan_options and smelt_opt_options from the parsed
+ * options (args.h), for every verb that plans or optimizes.
  */
 #ifndef SMELT_PLAN_CLI_H
 #define SMELT_PLAN_CLI_H
 
-#include <stdio.h>
+#include "args.h"
 
-#include "smelt.h"
-
-#define CLI_MAX_DIMS 64
-
-typedef struct cli_plan_opts {
-    smelt_plan_options o;
-    int reference;   /* --reference: the interpreter, no plan */
-    int print_plan;  /* --print-plan: the compiled plan on stdout */
-    char dims[1024]; /* --dim a=1 --dim b=2 joined: "a=1,b=2" */
-} cli_plan_opts;
-
-void cli_plan_opts_init(cli_plan_opts *c);
-/* If argv[*i] is one of the shared options, consumes it (and its value,
- * advancing *i) and returns 1; returns 0 when it is not one, -1 after
- * printing a usage error. */
-int cli_plan_opt(cli_plan_opts *c, int argc, char **argv, int *i,
-                 const char *verb);
-/* The help lines of the shared options. */
-void cli_plan_opts_help(FILE *out);
-/* Prints plan p (smelt_plan_print: steps, kernels and their decisions,
- * memory map) on stdout; 0, or 1 after reporting an error. */
-int cli_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p);
-/* The size bound to symbolic dim `name` by --dim, or -1. */
-long long cli_plan_dim(const cli_plan_opts *c, const char *name);
+/* Defaults, then --threads, -O, --isa, --dim (a must outlive o: the
+ * strings are a's). */
+void cli_plan_options(const cli_args *a, smelt_plan_options *o);
+/* Defaults with level default_level, then -O, --passes, --fold-max-bytes,
+ * --unroll-max-trips, --verify-each, --debug-dir. */
+void cli_opt_options(const cli_args *a, smelt_opt_options *o,
+                     int default_level);
 
 #endif

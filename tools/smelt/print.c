@@ -4,44 +4,39 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 
 void cli_print_help(FILE *out)
 {
     fprintf(out,
             "print a model as text IR\n\n"
-            "usage: smelt print FILE [--raw]\n\n"
+            "usage: smelt print FILE [options]\n\n"
             "Loads FILE, infers dtypes and shapes, verifies the graph and\n"
-            "prints its text form (docs/IR.md).\n\n"
-            "  --raw   print the graph as loaded, without shape inference\n");
+            "prints its text form (docs/IR.md). Constants of more than %d\n"
+            "values print as one line: count, checksum and first values\n"
+            "(--weights prints every value, text that parses back).\n",
+            CLI_SUMMARY_VALUES);
+    cli_options_help(out, "print");
 }
 
 int cli_print(int argc, char **argv)
 {
-    const char *file = NULL;
-    int raw = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--raw"))
-            raw = 1;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("print", "unknown option '%s'", argv[i]);
-        else if (file)
-            return cli_usage_error("print", "more than one FILE given");
-        else
-            file = argv[i];
+    cli_args a;
+    int rc = cli_args_parse(&a, "print", argc, argv, 1, 1, "FILE");
+    if (rc) {
+        cli_args_free(&a);
+        return rc;
     }
-    if (!file)
-        return cli_usage_error("print", "no FILE given");
+    const char *file = a.files[0];
+    int raw = a.given[CLI_OPT_raw] > 0;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g;
-    int rc = cli_load_graph(ctx, file, !raw, &g);
-    char *text = NULL;
-    if (!rc && smelt_graph_print(ctx, g, &text) != SMELT_OK)
-        rc = cli_fail(ctx, file);
+    rc = cli_load_graph(ctx, file, !raw, &g);
     if (!rc)
-        fputs(text, stdout);
-    smelt_string_free(text);
+        rc = cli_print_graph(ctx, g, a.given[CLI_OPT_weights] > 0);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+    cli_args_free(&a);
     return rc;
 }

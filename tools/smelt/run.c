@@ -5,6 +5,7 @@
  * outputs.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,25 +14,22 @@
 #include <time.h>
 
 #include "cli.h"
+#include "inputs.h"
 #include "plan_cli.h"
 
-#define MAX_IO 256
 #define LEADING 8
 
 void cli_run_help(FILE *out)
 {
-    fprintf(
-        out,
-        "run a model on inputs from .npy files\n\n"
-        "usage: smelt run FILE [--input NAME=x.npy]... [--output-dir DIR]\n"
-        "                 [--threads N] [-O N] [--isa NAME] [--reference]\n\n"
-        "Binds each graph input to a .npy file (NAME= may be left out to\n"
-        "bind inputs in order), compiles the graph into a plan for those\n"
-        "shapes and runs it (--reference: the reference interpreter), and\n"
-        "prints each output's name, dtype, shape and leading values.\n\n"
-        "  --input NAME=PATH   an input (repeat for each graph input)\n"
-        "  --output-dir DIR    also write each output to DIR/NAME.npy\n");
-    cli_plan_opts_help(out);
+    fprintf(out,
+            "run a model on inputs from .npy files\n\n"
+            "usage: smelt run FILE [--input NAME=x.npy]... [options]\n\n"
+            "Binds each graph input to a .npy file, compiles the graph into\n"
+            "a plan for those shapes (optimized at -O3 unless -O says\n"
+            "otherwise) and runs it, or with --reference runs the reference\n"
+            "interpreter; prints each output's name, dtype, shape and\n"
+            "leading values.\n");
+    cli_options_help(out, "run");
 }
 
 static double now_ms(void)
@@ -41,177 +39,184 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void print_tensor(const char *name, const smelt_tensor_t *t)
+/* One element as text, exactly: integers through int64/uint64 (a double
+ * loses them past 2^53), floats with enough digits to tell them apart. */
+static void print_value(smelt_tensor_t *t, int64_t i)
+{
+    const void *p = smelt_tensor_data(t);
+    switch (smelt_tensor_dtype(t)) {
+    case SMELT_DTYPE_BOOL:
+        printf(" %s", ((const uint8_t *)p)[i] ? "true" : "false");
+        break;
+    case SMELT_DTYPE_I64: printf(" %" PRId64, ((const int64_t *)p)[i]); break;
+    case SMELT_DTYPE_U64: printf(" %" PRIu64, ((const uint64_t *)p)[i]); break;
+    case SMELT_DTYPE_I32: printf(" %" PRId32, ((const int32_t *)p)[i]); break;
+    case SMELT_DTYPE_U32: printf(" %" PRIu32, ((const uint32_t *)p)[i]); break;
+    case SMELT_DTYPE_I16: printf(" %d", ((const int16_t *)p)[i]); break;
+    case SMELT_DTYPE_U16: printf(" %u", ((const uint16_t *)p)[i]); break;
+    case SMELT_DTYPE_I8: printf(" %d", ((const int8_t *)p)[i]); break;
+    case SMELT_DTYPE_U8: printf(" %u", ((const uint8_t *)p)[i]); break;
+    default: printf(" %.6g", smelt_tensor_get_f64(t, i)); break;
+    }
+}
+
+static void print_tensor(const char *name, smelt_tensor_t *t)
 {
     printf("%s: %s[", name, smelt_dtype_name(smelt_tensor_dtype(t)));
     for (int i = 0; i < smelt_tensor_ndim(t); i++)
         printf("%s%lld", i ? "," : "", (long long)smelt_tensor_dim(t, i));
     printf("] =");
     int64_t n = smelt_tensor_numel(t);
-    smelt_dtype dt = smelt_tensor_dtype(t);
-    int is_float = dt == SMELT_DTYPE_F32 || dt == SMELT_DTYPE_F64 ||
-                   dt == SMELT_DTYPE_F16 || dt == SMELT_DTYPE_BF16;
-    for (int64_t i = 0; i < n && i < LEADING; i++) {
-        double v = smelt_tensor_get_f64(t, i);
-        if (dt == SMELT_DTYPE_BOOL)
-            printf(" %s", v != 0 ? "true" : "false");
-        else if (is_float)
-            printf(" %.6g", v);
-        else
-            printf(" %.0f", v);
-    }
+    for (int64_t i = 0; i < n && i < LEADING; i++)
+        print_value(t, i);
     printf("%s\n", n > LEADING ? " ..." : "");
 }
 
-/* File name for an output: its name with path separators replaced. */
-static void output_path(char *buf, size_t size, const char *dir,
-                        const char *name)
+/* The file name of an output in --output-dir: its name where that is a
+ * plain file name (letters, digits, '.', '-', '_'; not starting with '.'),
+ * else every other byte written %XX, like a URL. The mapping is one to
+ * one ('%' itself is escaped), so two outputs never share a file, and no
+ * name writes a hidden file or leaves DIR; "" becomes "%". */
+static char *output_file(const char *name)
 {
-    int k = snprintf(buf, size, "%s/", dir);
-    for (const char *p = name; *p && (size_t)k + 5 < size; p++)
-        buf[k++] = (*p == '/' || *p == '\\' || *p == ':') ? '_' : *p;
-    snprintf(buf + k, size - (size_t)k, ".npy");
-}
-
-/* Finds graph input `name`; -1 when there is none. */
-static int input_index(const smelt_graph_t *g, const char *name, size_t len)
-{
-    for (int i = 0; i < smelt_graph_num_inputs(g); i++) {
-        const char *in = smelt_graph_input_name(g, i);
-        if (strlen(in) == len && !strncmp(in, name, len))
-            return i;
+    size_t n = strlen(name);
+    char *s = malloc(3 * n + 2), *q = s;
+    if (!s)
+        return NULL;
+    if (!n)
+        *q++ = '%';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                    (c == '.' && i > 0);
+        if (plain)
+            *q++ = (char)c;
+        else
+            q += sprintf(q, "%%%02X", c);
     }
-    return -1;
+    *q = 0;
+    return s;
 }
 
-static int bind_inputs(smelt_ctx_t *ctx, const smelt_graph_t *g, int n_specs,
-                       char **specs, smelt_tensor_t **inputs)
+/* DIR/FILE.npy for output `name` (malloc'd), NULL when out of memory. */
+static char *output_path(const char *dir, const char *name)
 {
-    int next = 0;
-    for (int s = 0; s < n_specs; s++) {
-        const char *eq = strchr(specs[s], '=');
-        const char *path = eq ? eq + 1 : specs[s];
-        int idx =
-            eq ? input_index(g, specs[s], (size_t)(eq - specs[s])) : next++;
-        if (idx < 0 || idx >= smelt_graph_num_inputs(g)) {
-            if (eq)
-                fprintf(stderr, "smelt run: the graph has no input '%.*s'\n",
-                        (int)(eq - specs[s]), specs[s]);
-            else
+    char *f = output_file(name);
+    if (!f)
+        return NULL;
+    size_t n = strlen(dir) + strlen(f) + 6;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s.npy", dir, f);
+    free(f);
+    return p;
+}
+
+/* Outputs with the same name would write the same file: refused before
+ * running (the graph may return one value twice under one name). */
+static int check_output_names(const char *dir, const char *const *names,
+                              int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(names[i], names[j])) {
                 fprintf(stderr,
-                        "smelt run: more inputs given than the graph "
-                        "takes (%d)\n",
-                        smelt_graph_num_inputs(g));
-            return 1;
-        }
-        if (inputs[idx]) {
-            fprintf(stderr, "smelt run: input '%s' is given twice\n",
-                    smelt_graph_input_name(g, idx));
-            return 1;
-        }
-        if (smelt_npy_load(ctx, path, &inputs[idx]) != SMELT_OK)
-            return cli_fail(ctx, "input");
-    }
-    for (int i = 0; i < smelt_graph_num_inputs(g); i++)
-        if (!inputs[i]) {
-            fprintf(
-                stderr,
-                "smelt run: no value for input '%s' (use --input %s=x.npy)\n",
-                smelt_graph_input_name(g, i), smelt_graph_input_name(g, i));
-            return 1;
-        }
+                        "smelt run: outputs %d and %d are both named '%s': "
+                        "they would write the same file in %s\n",
+                        j, i, names[i], dir);
+                return 1;
+            }
     return 0;
 }
 
 int cli_run(int argc, char **argv)
 {
-    const char *file = NULL, *outdir = NULL;
-    char *specs[MAX_IO];
-    int n_specs = 0;
-    cli_plan_opts po;
-    cli_plan_opts_init(&po);
-    for (int i = 1; i < argc; i++) {
-        int r = cli_plan_opt(&po, argc, argv, &i, "run");
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        if (!strcmp(argv[i], "--input") || !strcmp(argv[i], "-i")) {
-            const char *v = cli_option_value(argc, argv, &i, "run");
-            if (!v)
-                return 2;
-            if (n_specs == MAX_IO)
-                return cli_usage_error("run", "too many inputs");
-            specs[n_specs++] = (char *)v;
-        } else if (!strcmp(argv[i], "--output-dir")) {
-            if (!(outdir = cli_option_value(argc, argv, &i, "run")))
-                return 2;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("run", "unknown option '%s'", argv[i]);
-        } else if (file) {
-            return cli_usage_error("run", "more than one FILE given");
-        } else {
-            file = argv[i];
-        }
+    cli_args a;
+    int rc = cli_args_parse(&a, "run", argc, argv, 1, 1, "FILE");
+    if (rc) {
+        cli_args_free(&a);
+        return rc;
     }
-    if (!file)
-        return cli_usage_error("run", "no FILE given");
+    if (a.given[CLI_OPT_reference] && a.given[CLI_OPT_plan]) {
+        cli_args_free(&a);
+        return cli_usage_error("run", "--plan and --reference exclude each "
+                                      "other");
+    }
+    const char *file = a.files[0], *outdir = a.str[CLI_OPT_output_dir];
+    smelt_plan_options po;
+    cli_plan_options(&a, &po);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = NULL;
-    smelt_tensor_t *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
-    char *names[MAX_IO] = {0};
-    int rc = cli_load_graph(ctx, file, 1, &g);
+    smelt_tensor_t **inputs = NULL, **outputs = NULL;
+    char **names = NULL;
+    rc = cli_load_graph(ctx, file, 1, &g);
     int n_in = g ? smelt_graph_num_inputs(g) : 0;
     int n_out = g ? smelt_graph_num_outputs(g) : 0;
-    if (!rc && (n_in > MAX_IO || n_out > MAX_IO)) {
-        fprintf(stderr, "smelt run: more than %d inputs or outputs\n", MAX_IO);
-        rc = 1;
+    if (!rc && !(rc = cli_check_dims(&a, g))) {
+        inputs = calloc((size_t)n_in + 1, sizeof *inputs);
+        outputs = calloc((size_t)n_out + 1, sizeof *outputs);
+        names = calloc((size_t)n_out + 1, sizeof *names);
+        if (!inputs || !outputs || !names) {
+            fprintf(stderr, "smelt run: out of memory\n");
+            rc = 1;
+        }
     }
+    cli_input_rule rule = {0};
     if (!rc)
-        rc = bind_inputs(ctx, g, n_specs, specs, inputs);
+        rc = cli_bind_inputs(ctx, &a, g, &rule, inputs);
+    /* the plan takes the graph (its weights are then held once): keep
+     * the output names first */
+    for (int i = 0; i < n_out && !rc; i++)
+        if (!(names[i] = strdup(smelt_graph_output_name(g, i)))) {
+            fprintf(stderr, "smelt run: out of memory\n");
+            rc = 1;
+        }
+    if (!rc && outdir)
+        rc = check_output_names(outdir, (const char *const *)names, n_out);
     double t0 = now_ms(), tc = t0;
     smelt_plan_t *plan = NULL;
-    if (!rc && po.reference) {
+    if (!rc && a.given[CLI_OPT_reference]) {
         if (smelt_graph_run_reference(ctx, g, inputs, n_in, outputs, n_out) !=
             SMELT_OK)
             rc = cli_fail(ctx, file);
     } else if (!rc) {
-        po.o.inputs = inputs;
-        po.o.n_inputs = n_in;
-        /* the plan takes the graph (its weights are then held once):
-         * keep the output names first */
-        for (int i = 0; i < n_out && !rc; i++)
-            if (!(names[i] = strdup(smelt_graph_output_name(g, i)))) {
-                fprintf(stderr, "smelt run: out of memory\n");
-                rc = 1;
-            }
+        po.inputs = inputs;
+        po.n_inputs = n_in;
         smelt_graph_t *taken = g;
         g = NULL;
-        if (!rc &&
-            smelt_plan_compile_take(ctx, taken, &po.o, &plan) != SMELT_OK)
+        if (smelt_plan_compile_take(ctx, taken, &po, &plan) != SMELT_OK)
             rc = cli_fail(ctx, file);
-        else if (rc)
-            smelt_graph_free(taken);
         tc = now_ms();
         if (!rc &&
             smelt_plan_run(ctx, plan, inputs, n_in, outputs, n_out) != SMELT_OK)
             rc = cli_fail(ctx, file);
     }
     double t1 = now_ms();
-    if (!rc && plan && po.print_plan)
-        rc = cli_plan_print(ctx, plan);
+    if (!rc && plan && a.given[CLI_OPT_print_plan]) {
+        /* the plan with each kernel's decision (algorithm, geometry) and
+         * the memory map, after the run */
+        char *text = NULL;
+        if (smelt_plan_print(ctx, plan, &text) != SMELT_OK)
+            rc = cli_fail(ctx, "plan");
+        else
+            fputs(text, stdout);
+        smelt_string_free(text);
+    }
     if (!rc && outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "smelt run: %s: %s\n", outdir, strerror(errno));
         rc = 1;
     }
     for (int i = 0; !rc && i < n_out; i++) {
-        const char *name = g ? smelt_graph_output_name(g, i) : names[i];
-        print_tensor(name, outputs[i]);
+        print_tensor(names[i], outputs[i]);
         if (outdir) {
-            char path[4096];
-            output_path(path, sizeof path, outdir, name);
-            if (smelt_npy_save(ctx, path, outputs[i]) != SMELT_OK)
+            char *path = output_path(outdir, names[i]);
+            if (!path) {
+                fprintf(stderr, "smelt run: out of memory\n");
+                rc = 1;
+            } else if (smelt_npy_save(ctx, path, outputs[i]) != SMELT_OK)
                 rc = cli_fail(ctx, "output");
+            free(path);
         }
     }
     smelt_plan_stats ps = SMELT_STRUCT_INIT(smelt_plan_stats);
@@ -224,12 +229,17 @@ int cli_run(int argc, char **argv)
         fprintf(stderr, "ran %s in %.3f ms (reference interpreter)\n", file,
                 t1 - t0);
     smelt_plan_free(plan);
-    for (int i = 0; i < MAX_IO; i++) {
+    for (int i = 0; inputs && i < n_in; i++)
         smelt_tensor_free(inputs[i]);
+    for (int i = 0; outputs && i < n_out; i++)
         smelt_tensor_free(outputs[i]);
+    for (int i = 0; names && i < n_out; i++)
         free(names[i]);
-    }
+    free(inputs);
+    free(outputs);
+    free(names);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+    cli_args_free(&a);
     return rc;
 }

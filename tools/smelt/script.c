@@ -7,26 +7,24 @@
 #include <string.h>
 
 #include "cli.h"
-#include "opt_common.h"
+#include "args.h"
+#include "plan_cli.h"
 
 void cli_script_help(FILE *out)
 {
     fprintf(out,
             "compile a script function to the IR and print it\n\n"
-            "usage: smelt script FILE.py [--fn NAME] [-O0|-O1|-O2|-O3]\n"
-            "                    [--passes=a,b] [--raw]\n\n"
+            "usage: smelt script FILE.py [--fn NAME] [-O N | --passes a,b] "
+            "[--raw]\n\n"
             "Compiles function NAME of FILE.py (a Python subset in the\n"
             "manner of TorchScript, see docs/SCRIPT.md; without --fn, the\n"
             "last function of the file), infers dtypes and shapes and\n"
             "prints the graph as text IR. if/while and for loops over a\n"
             "run-time range(n) stay If and Loop blocks; for loops over a\n"
             "constant range(n) with n <= 16 are unrolled. Errors show the\n"
-            "source line with a caret and a hint.\n\n"
-            "  --fn NAME       the function to compile\n"
-            "  -O0 .. -O3      optimize before printing (default -O0: the\n"
-            "                  graph as captured; -O1 folds constants)\n"
-            "  --passes=a,b    run exactly these passes before printing\n"
-            "  --raw           print without the final verification\n");
+            "source line with a caret and a hint. -O N or --passes optimize\n"
+            "before printing (default: the graph as captured).\n");
+    cli_options_help(out, "script");
 }
 
 /* Prints a compile error: the message already holds file:line:col, the
@@ -39,44 +37,25 @@ static int script_fail(smelt_ctx_t *ctx)
 
 int cli_script(int argc, char **argv)
 {
-    const char *file = NULL, *fn = cli_script_fn; /* the global --fn */
-    int raw = 0, optimize = 0;
-    smelt_opt_options o;
-    smelt_opt_options_default(&o);
-    o.level = 0;
-    for (int i = 1; i < argc; i++) {
-        int r = cli_opt_option(argc, argv, &i, "script", &o);
-        if (r < 0)
-            return 2;
-        if (r > 0) {
-            optimize = 1;
-            continue;
-        }
-        if (!strcmp(argv[i], "--fn")) {
-            if (!(fn = cli_option_value(argc, argv, &i, "script")))
-                return 2;
-        } else if (!strncmp(argv[i], "--fn=", 5)) {
-            fn = argv[i] + 5;
-        } else if (!strcmp(argv[i], "--raw")) {
-            raw = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("script", "unknown option '%s'", argv[i]);
-        } else if (file) {
-            return cli_usage_error("script", "more than one FILE given");
-        } else {
-            file = argv[i];
-        }
+    cli_args a;
+    int rc = cli_args_parse(&a, "script", argc, argv, 1, 1, "FILE");
+    if (rc) {
+        cli_args_free(&a);
+        return rc;
     }
-    if (!file)
-        return cli_usage_error("script", "no FILE given");
+    const char *file = a.files[0], *fn = a.str[CLI_OPT_fn];
+    int raw = a.given[CLI_OPT_raw] > 0;
+    int optimize = a.given[CLI_OPT_level] || a.given[CLI_OPT_passes];
+    smelt_opt_options o;
+    cli_opt_options(&a, &o, 0);
     smelt_ctx_t *ctx = smelt_ctx_init();
     if (!ctx) {
         fprintf(stderr, "smelt script: out of memory\n");
+        cli_args_free(&a);
         return 1;
     }
     smelt_graph_t *g = NULL;
     char *text = NULL;
-    int rc = 0;
     if (smelt_script_load(ctx, file, fn, &g) != SMELT_OK)
         rc = script_fail(ctx);
     if (!rc && optimize && (o.level > 0 || o.passes) &&
@@ -91,5 +70,6 @@ int cli_script(int argc, char **argv)
     smelt_string_free(text);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
+    cli_args_free(&a);
     return rc;
 }

@@ -118,7 +118,10 @@ static smelt_status open_inside(smelt_ctx_t *ctx, const char *base_dir,
                       "onnx: %s: external data location '%s' resolves to "
                       "'%s', outside the model's folder '%s'",
                       what, loc, rfile, rbase);
-    *fd = open(rfile, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer; the
+     * fstat below then refuses anything but a regular file, for which the
+     * flag changes nothing. */
+    *fd = open(rfile, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (*fd < 0)
         return sm_err(ctx, SMELT_ERR_IO,
                       "onnx: %s: cannot open external data file '%s': %s", what,

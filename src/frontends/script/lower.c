@@ -661,8 +661,49 @@ static smelt_status add_params(sm_lower *L, const sm_ast_func *f)
     return SMELT_OK;
 }
 
+/* Gives returned value x the variable name the user wrote: a variable
+ * assigned more than once has versions y, y.1, y.2, and the returned one
+ * is named y (the first version takes a fresh y.N). A graph input keeps
+ * its name, so `return x` after reassigning input x stays x.N. */
+static smelt_status claim_var_name(sm_lower *L, sm_value *x)
+{
+    const char *dot = strrchr(x->name, '.');
+    if (!dot || dot == x->name || !dot[1] ||
+        strspn(dot + 1, "0123456789") != strlen(dot + 1))
+        return SMELT_OK;
+    size_t n = (size_t)(dot - x->name);
+    sm_value *holder = NULL;
+    for (int i = 0; i < L->g->n_values; i++) {
+        sm_value *v = L->g->values[i];
+        if (v && v != x && v->name && strlen(v->name) == n &&
+            !strncmp(v->name, x->name, n))
+            holder = v;
+    }
+    const sm_block *top = L->g->top;
+    for (int i = 0; holder && i < top->n_params; i++)
+        if (top->params[i] == holder)
+            return SMELT_OK; /* an input's name stays the input's */
+    char base[256];
+    if (n >= sizeof base)
+        return SMELT_OK;
+    memcpy(base, x->name, n);
+    base[n] = 0;
+    if (holder) {
+        const char *fresh = sm_lw_name(L, base);
+        const char *copy = fresh ? sm_arena_strdup(&L->g->arena, fresh) : NULL;
+        if (!copy)
+            return sm_lw_nomem(L);
+        holder->name = copy;
+    }
+    const char *mine = sm_arena_strdup(&L->g->arena, base);
+    if (!mine)
+        return sm_lw_nomem(L);
+    x->name = mine;
+    return SMELT_OK;
+}
+
 /* The graph's outputs: each returned value as a tensor, temporaries named
- * out (or out0, out1, ...). */
+ * out (or out0, out1, ...), variables by the name the user wrote. */
 static smelt_status add_outputs(sm_lower *L, const sm_ast_func *f,
                                 const sm_flow *flow)
 {
@@ -686,6 +727,8 @@ static smelt_status add_outputs(sm_lower *L, const sm_ast_func *f,
             if (!copy)
                 return sm_lw_nomem(L);
             x->name = copy;
+        } else {
+            SM_TRY(claim_var_name(L, x));
         }
         if (!sm_block_add_return(L->g->top, x))
             return sm_lw_nomem(L);
