@@ -533,6 +533,11 @@ const char *smelt_graph_output_dim_name(const smelt_graph_t *g, int i,
 /* The op name of node i, 0 <= i < smelt_graph_num_nodes(g), counting each
  * node and then the nodes of its sub-blocks; NULL when out of range. */
 const char *smelt_graph_node_op(const smelt_graph_t *g, int i);
+/* The op names of the first n nodes, in the order smelt_graph_node_op
+ * counts them, stored into ops[]; returns how many were stored. One walk
+ * of the graph, where calling smelt_graph_node_op for every i walks it
+ * once per node. */
+int smelt_graph_node_ops(const smelt_graph_t *g, const char **ops, int n);
 /* The constants (weights) of every block: how many, their total element
  * count and their bytes. Any pointer may be NULL. */
 void smelt_graph_constants(const smelt_graph_t *g, int64_t *count,
