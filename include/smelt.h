@@ -87,6 +87,11 @@ void smelt_ctx_free(smelt_ctx_t *ctx);
 const char *smelt_ctx_error(const smelt_ctx_t *ctx);
 smelt_status smelt_ctx_status(const smelt_ctx_t *ctx);
 const char *smelt_status_name(smelt_status s);
+/* Every run made with ctx from now on (smelt_plan_run, smelt_session_run,
+ * smelt_graph_run_reference) stops with SMELT_ERR_LIMIT once it has taken
+ * timeout_ms milliseconds, instead of running on (a Loop with no bound);
+ * 0 removes the limit. A plan's own timeout_ms option takes precedence. */
+void smelt_ctx_set_timeout(smelt_ctx_t *ctx, int64_t timeout_ms);
 
 /* Replace the allocator every allocation of the library goes through.
  * realloc_fn(ptr, 0) must free ptr. Passing NULL restores the default. */
@@ -294,6 +299,9 @@ typedef struct smelt_plan_options {
      * compiled) go here; NULL: ./smelt-debug when SMELT_DEBUG=1, else
      * none. */
     const char *debug_dir;
+    int64_t timeout_ms; /* each run of the plan stops with SMELT_ERR_LIMIT
+                           after this many milliseconds (default 0: the
+                           ctx's limit, smelt_ctx_set_timeout) */
 } smelt_plan_options;
 
 /* Fills o with the defaults; struct_size is the caller's

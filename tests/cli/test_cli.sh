@@ -74,5 +74,13 @@ expect 1 "input 'x': expected f32[batch,16], got f32[2,4]" -- "$SMELT" run "$ROO
 printf 'not numpy' >"$T/bad.npy"
 expect 1 "bad.npy: not an .npy file" -- "$SMELT" run "$ROOT/examples/mlp.ir" --input "x=$T/bad.npy"
 
+# a run that would never end stops at --timeout, naming the Loop
+printf 'graph g() {\n  %%t: bool[] = const true\n  %%x: f32[] = const 1.0\n  %%r: f32[] = Loop(_, %%t, %%x) @spin body(%%i: i64[], %%c: bool[], %%v: f32[]) {\n    return %%c, %%v\n  }\n  return %%r\n}\n' >"$T/spin.ir"
+expect 1 "node 'spin' (Loop): Loop: after" -- "$SMELT" run "$T/spin.ir" --timeout 0.1
+expect 1 "time limit (timeout) of 100 ms" -- "$SMELT" run "$T/spin.ir" --reference --timeout 0.1
+expect 1 "time limit (timeout) of 100 ms" -- "$SMELT" bench "$T/spin.ir" --runs 1 --warmup 0 --timeout 0.1
+expect 1 "time limit (timeout) of 100 ms" -- "$SMELT" check "$T/spin.ir" --timeout 0.1
+expect 2 "--timeout needs a number of seconds" -- "$SMELT" run "$T/spin.ir" --timeout 0
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -423,6 +423,7 @@ int cli_bench(int argc, char **argv)
     if (rc)
         return rc;
     smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_ctx_set_timeout(ctx, a.po.o.timeout_ms); /* --reference runs */
     smelt_graph_t *g = NULL;
     smelt_plan_t *p = NULL;
     smelt_tensor_t *in[MAX_IO] = {0};

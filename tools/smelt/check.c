@@ -14,6 +14,7 @@
 #include "check_util.h"
 #include "cli.h"
 #include "opt_common.h"
+#include "plan_cli.h"
 
 #define MAX_IO 256
 
@@ -24,7 +25,8 @@ void cli_check_help(FILE *out)
         "check that optimizing a model keeps its results\n\n"
         "usage: smelt check FILE [--input NAME=x.npy]... [-O0..-O3 | "
         "--passes=a,b]\n"
-        "                   [--rtol R] [--atol A] [--seed N] [--dim NAME=N]\n\n"
+        "                   [--rtol R] [--atol A] [--seed N] [--dim NAME=N]\n"
+        "                   [--timeout SECONDS]\n\n"
         "Runs the reference interpreter on FILE as loaded and after the\n"
         "pipeline (default -O1), on the same inputs: the given .npy files,\n"
         "or random ones from --seed (default 0). Reports the largest\n"
@@ -39,6 +41,7 @@ void cli_check_help(FILE *out)
         "  --passes=a,b,c      check exactly these passes\n"
         "  --rtol R, --atol A  tolerances for every output\n"
         "  --seed N            seed of the random inputs\n"
+        "  --timeout SECONDS   stop a run that takes longer with an error\n"
         "  --dim NAME=N        size of symbolic dimension NAME in random\n"
         "                      inputs (default 2)\n");
 }
@@ -51,6 +54,7 @@ typedef struct check_args {
     int n_dims;
     double rtol, atol; /* < 0: per dtype */
     uint64_t seed;
+    int64_t timeout_ms; /* --timeout: each reference run's limit */
     smelt_opt_options o;
 } check_args;
 
@@ -86,6 +90,11 @@ static int parse_args(int argc, char **argv, check_args *a)
                 return 2;
             if (!parse_double(v, arg[2] == 'r' ? &a->rtol : &a->atol))
                 return cli_usage_error("check", "%s needs a number >= 0", arg);
+        } else if (!strcmp(arg, "--timeout")) {
+            if (!(v = cli_option_value(argc, argv, &i, "check")))
+                return 2;
+            if (cli_parse_timeout(v, "check", &a->timeout_ms))
+                return 2;
         } else if (!strcmp(arg, "--seed")) {
             if (!(v = cli_option_value(argc, argv, &i, "check")))
                 return 2;
@@ -329,6 +338,7 @@ int cli_check(int argc, char **argv)
         return rc;
     cli_mem_track_start();
     smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_ctx_set_timeout(ctx, a.timeout_ms);
     smelt_graph_t *g = NULL;
     rc = cli_load_graph(ctx, a.file, 1, &g);
     if (!rc)

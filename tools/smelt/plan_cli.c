@@ -26,7 +26,24 @@ void cli_plan_opts_help(FILE *out)
             "wider\n"
             "  --dim NAME=SIZE     size of a symbolic dimension (repeat)\n"
             "  --plan              run a compiled plan (the default)\n"
-            "  --reference         run the reference interpreter instead\n");
+            "  --reference         run the reference interpreter instead\n"
+            "  --timeout SECONDS   stop a run that takes longer (a Loop with "
+            "no\n"
+            "                      bound) with an error\n");
+}
+
+int cli_parse_timeout(const char *s, const char *verb, int64_t *ms)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0) || v > 1e9) {
+        cli_usage_error(verb, "--timeout needs a number of seconds > 0, got "
+                              "'%s'",
+                        s);
+        return -1;
+    }
+    *ms = (int64_t)(v * 1000.0 + 0.999);
+    return 0;
 }
 
 /* A whole number in [lo, hi] from s, else -1 after a usage error. */
@@ -54,6 +71,11 @@ int cli_plan_opt(cli_plan_opts *c, int argc, char **argv, int *i,
     if (!strcmp(a, "--plan")) {
         c->reference = 0;
         return 1;
+    }
+    if (!strcmp(a, "--timeout")) {
+        if (!(v = cli_option_value(argc, argv, i, verb)))
+            return -1;
+        return cli_parse_timeout(v, verb, &c->o.timeout_ms) ? -1 : 1;
     }
     int is_threads = !strcmp(a, "--threads") || !strcmp(a, "-j");
     int is_level = !strcmp(a, "--level") || !strcmp(a, "-O");

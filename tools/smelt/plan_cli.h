@@ -26,6 +26,8 @@ int cli_plan_opt(cli_plan_opts *c, int argc, char **argv, int *i,
                  const char *verb);
 /* The help lines of the shared options. */
 void cli_plan_opts_help(FILE *out);
+/* --timeout's SECONDS into *ms; -1 after printing a usage error. */
+int cli_parse_timeout(const char *s, const char *verb, int64_t *ms);
 /* The size bound to symbolic dim `name` by --dim, or -1. */
 long long cli_plan_dim(const cli_plan_opts *c, const char *name);
 

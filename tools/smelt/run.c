@@ -24,7 +24,8 @@ void cli_run_help(FILE *out)
         out,
         "run a model on inputs from .npy files\n\n"
         "usage: smelt run FILE [--input NAME=x.npy]... [--output-dir DIR]\n"
-        "                 [--threads N] [-O N] [--isa NAME] [--reference]\n\n"
+        "                 [--threads N] [-O N] [--isa NAME] [--reference]\n"
+        "                 [--timeout SECONDS]\n\n"
         "Binds each graph input to a .npy file (NAME= may be left out to\n"
         "bind inputs in order), compiles the graph into a plan for those\n"
         "shapes and runs it (--reference: the reference interpreter), and\n"
@@ -157,6 +158,7 @@ int cli_run(int argc, char **argv)
     if (!file)
         return cli_usage_error("run", "no FILE given");
     smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_ctx_set_timeout(ctx, po.o.timeout_ms); /* --reference runs */
     smelt_graph_t *g = NULL;
     smelt_tensor_t *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
     char *names[MAX_IO] = {0};
