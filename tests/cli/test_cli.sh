@@ -74,6 +74,10 @@ expect 1 "input 'x': expected f32[batch,16], got f32[2,4]" -- "$SMELT" run "$ROO
 printf 'not numpy' >"$T/bad.npy"
 expect 1 "bad.npy: not an .npy file" -- "$SMELT" run "$ROOT/examples/mlp.ir" --input "x=$T/bad.npy"
 
+# a loader's message names the file once
+expect 1 "smelt: $ROOT/tests/onnx/bad/dup_attr.onnx: onnx: node 'sm' (Softmax): attribute 'axis' appears more than once" -- "$SMELT" print "$ROOT/tests/onnx/bad/dup_attr.onnx"
+expect 1 "smelt: $ROOT/tests/ir_bad/loop_label.ir:3:32: error: sub-block 0 of Loop" -- "$SMELT" print "$ROOT/tests/ir_bad/loop_label.ir"
+
 # a run that would never end stops at --timeout, naming the Loop
 printf 'graph g() {\n  %%t: bool[] = const true\n  %%x: f32[] = const 1.0\n  %%r: f32[] = Loop(_, %%t, %%x) @spin body(%%i: i64[], %%c: bool[], %%v: f32[]) {\n    return %%c, %%v\n  }\n  return %%r\n}\n' >"$T/spin.ir"
 expect 1 "node 'spin' (Loop): Loop: after" -- "$SMELT" run "$T/spin.ir" --timeout 0.1
