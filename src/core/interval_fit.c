@@ -42,6 +42,14 @@ static int by_offset(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* a + b for byte counts, held at INT64_MAX rather than wrapping: a
+ * hostile graph's sizes must not turn into a small or negative arena. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 static int leaves_for(int n)
 {
     int p = 1;
@@ -141,12 +149,13 @@ int64_t sm_interval_fit(sm_interval *bufs, int n, void *scratch)
                 best = cur;
                 best_gap = gap;
             }
-            if (live[q]->offset + live[q]->size > cur)
-                cur = live[q]->offset + live[q]->size;
+            int64_t end = sat_add(live[q]->offset, live[q]->size);
+            if (end > cur)
+                cur = end;
         }
         b->offset = best >= 0 ? best : cur;
-        if (b->offset + b->size > peak)
-            peak = b->offset + b->size;
+        if (sat_add(b->offset, b->size) > peak)
+            peak = sat_add(b->offset, b->size);
         tree_place(&t, leaf_of[b - bufs], b->last);
     }
     return peak;

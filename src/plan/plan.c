@@ -194,7 +194,9 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
         bufs[s].last = -1;
         if (sl->kind != SM_SLOT_ARENA)
             continue;
-        p->unshared_bytes += round_up(sl->nbytes);
+        if (__builtin_add_overflow(p->unshared_bytes, round_up(sl->nbytes),
+                                   &p->unshared_bytes))
+            p->unshared_bytes = INT64_MAX;
         buffer *r = &bufs[root(p, s)];
         if (sl->share < 0)
             r->size = round_up(sl->nbytes);
