@@ -87,6 +87,11 @@ void smelt_ctx_free(smelt_ctx_t *ctx);
 const char *smelt_ctx_error(const smelt_ctx_t *ctx);
 smelt_status smelt_ctx_status(const smelt_ctx_t *ctx);
 const char *smelt_status_name(smelt_status s);
+/* Every run made with ctx from now on (smelt_plan_run, smelt_session_run,
+ * smelt_graph_run_reference) stops with SMELT_ERR_LIMIT once it has taken
+ * timeout_ms milliseconds, instead of running on (a Loop with no bound);
+ * 0 removes the limit. A plan's own timeout_ms option takes precedence. */
+void smelt_ctx_set_timeout(smelt_ctx_t *ctx, int64_t timeout_ms);
 
 /* Replace the allocator every allocation of the library goes through.
  * realloc_fn(ptr, 0) must free ptr. Passing NULL restores the default. */
@@ -304,6 +309,9 @@ typedef struct smelt_plan_options {
      * compiled) go here; NULL: ./smelt-debug when SMELT_DEBUG=1, else
      * none. */
     const char *debug_dir;
+    int64_t timeout_ms; /* each run of the plan stops with SMELT_ERR_LIMIT
+                           after this many milliseconds (default 0: the
+                           ctx's limit, smelt_ctx_set_timeout) */
 } smelt_plan_options;
 
 /* Fills o with the defaults; struct_size is the caller's
@@ -543,6 +551,11 @@ const char *smelt_graph_output_dim_name(const smelt_graph_t *g, int i,
 /* The op name of node i, 0 <= i < smelt_graph_num_nodes(g), counting each
  * node and then the nodes of its sub-blocks; NULL when out of range. */
 const char *smelt_graph_node_op(const smelt_graph_t *g, int i);
+/* The op names of the first n nodes, in the order smelt_graph_node_op
+ * counts them, stored into ops[]; returns how many were stored. One walk
+ * of the graph, where calling smelt_graph_node_op for every i walks it
+ * once per node. */
+int smelt_graph_node_ops(const smelt_graph_t *g, const char **ops, int n);
 /* The constants (weights) of every block: how many, their total element
  * count and their bytes. Any pointer may be NULL. */
 void smelt_graph_constants(const smelt_graph_t *g, int64_t *count,

@@ -561,6 +561,26 @@ def gen_bad():
                 helper.make_tensor_value_info("x", F, [2])])
     write_bad("if_missing_branch", model(g, 13, check=False))
     write_bad("not_onnx", b"graph g(%x: f32[2]) {\n  return %x\n}\n")
+    # inputs that used to load with a changed meaning
+    n = helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=0)
+    n.attribute.extend([helper.make_attribute("axis", -1)])
+    write_bad("dup_attr", model(simple_graph(nodes=[n]), 13, check=False))
+    n = helper.make_node("LeakyRelu", ["x"], ["y"], name="lrelu")
+    a = n.attribute.add()
+    a.name = "alpha"
+    a.type = onnx.AttributeProto.FLOAT
+    write_bad("float_attr_no_value", model(simple_graph(nodes=[n]), 13,
+                                           check=False))
+    for name, dtype, value in (("int32_u8_range", TensorProto.UINT8, 300),
+                               ("int32_i8_range", TensorProto.INT8, -129),
+                               ("int32_f16_range", TensorProto.FLOAT16,
+                                0x10000)):
+        t = TensorProto()
+        t.name = "w"
+        t.data_type = dtype
+        t.dims.extend([2])
+        t.int32_data.extend([1, value])
+        write_bad(name, with_init(t))
     # loads and verifies; fails only when run (index 5 of a 3-row table)
     g = simple_graph(
         [init("table", rand(3, 2)), init("idx", np.array([5], np.int64))],

@@ -24,6 +24,19 @@ static void *alloc_user;
 /* Atomic: sessions of one plan allocate from several threads at once. */
 static _Atomic long fail_countdown = -1; /* <0: never fail */
 static _Atomic long alloc_count;
+static _Atomic size_t alloc_limit = SM_ALLOC_LIMIT;
+
+size_t sm_alloc_limit(void)
+{
+    return alloc_limit;
+}
+
+size_t sm_alloc_set_limit(size_t limit)
+{
+    size_t old = alloc_limit;
+    alloc_limit = limit ? limit : SM_ALLOC_LIMIT;
+    return old;
+}
 
 void smelt_set_allocator(smelt_alloc_fn fn, void *user)
 {
@@ -42,7 +55,7 @@ long sm_alloc_fail_after(long n)
 /* Decides whether this allocation is one a test asked to fail. */
 static int should_fail(size_t size)
 {
-    if (size > SM_ALLOC_LIMIT)
+    if (size > alloc_limit)
         return 1;
     alloc_count++;
     if (fail_countdown < 0)

@@ -18,6 +18,11 @@ char *sm_strndup(const char *s, size_t n);
 
 /* Allocations larger than this fail (a guard against hostile sizes). */
 #define SM_ALLOC_LIMIT ((size_t)16 << 30)
+/* The limit in force: SM_ALLOC_LIMIT unless a test lowered it with
+ * sm_alloc_set_limit (0 restores it), which returns the one before.
+ * Code that sees memory grow (a Loop's iterations) charges against it. */
+size_t sm_alloc_limit(void);
+size_t sm_alloc_set_limit(size_t limit);
 
 /* Huge pages for long-lived, large, streamed buffers (packed weights):
  * SM_HUGE_ALIGN is the alignment to give them; sm_advise_huge asks the

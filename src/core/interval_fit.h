@@ -5,6 +5,7 @@
 #ifndef SM_INTERVAL_FIT_H
 #define SM_INTERVAL_FIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A buffer of `size` bytes live from step `first` to step `last`
@@ -16,8 +17,10 @@ typedef struct sm_interval {
 
 /* Best-fit offsets for bufs[0..n), largest first: each buffer goes into
  * the smallest gap between the placed buffers whose lifetimes overlap its
- * own, or above them. scratch has room for 2n pointers. Returns the peak
- * (the arena size). Quadratic in n, which is fine at graph sizes. */
-int64_t sm_interval_fit(sm_interval *bufs, int n, sm_interval **scratch);
+ * own, or above them. scratch holds sm_interval_fit_scratch(n) bytes,
+ * aligned as malloc aligns. Returns the peak (the arena size).
+ * O((n + k) log n) for k overlapping pairs of buffers. */
+int64_t sm_interval_fit(sm_interval *bufs, int n, void *scratch);
+size_t sm_interval_fit_scratch(int n);
 
 #endif

@@ -17,6 +17,11 @@ struct smelt_ctx {
      * that releases it with the ctx; both NULL until a trace begins. */
     void *trace;
     void (*trace_free)(void *trace);
+    /* The time limit of each run (smelt_ctx_set_timeout, 0: none) and,
+     * while a run is in progress, the monotonic time in ms it must end by
+     * and the limit that set it (core/deadline.c). */
+    int64_t timeout_ms, limit_ms;
+    double deadline_ms;
 };
 
 /* Record an error on ctx (which may be NULL) and return its code, so a

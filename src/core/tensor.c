@@ -55,10 +55,10 @@ smelt_status sm_shape_numel(smelt_ctx_t *ctx, int ndim, const int64_t *dims,
                           "shape's element count overflows int64");
         n *= dims[i];
     }
-    if (elem_size && (uint64_t)n > SM_ALLOC_LIMIT / elem_size)
+    if (elem_size && (uint64_t)n > sm_alloc_limit() / elem_size)
         return sm_err(ctx, SMELT_ERR_LIMIT,
                       "tensor of %lld elements exceeds the %zu-byte limit",
-                      (long long)n, (size_t)SM_ALLOC_LIMIT);
+                      (long long)n, sm_alloc_limit());
     *numel = n;
     return SMELT_OK;
 }

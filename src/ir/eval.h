@@ -23,4 +23,14 @@ smelt_status sm_eval_node(smelt_ctx_t *ctx, const sm_node *n,
                           sm_tensor *const *args, sm_tensor **outs,
                           size_t max_bytes);
 
+/* For integer arithmetic evaluated ahead of time (shape computations:
+ * Shape -> Mul -> Reshape), checks outs[0], computed by n from args,
+ * against the same node evaluated in f64: a result that wrapped around
+ * its dtype gives SMELT_ERR_LIMIT naming the op, the exact value and the
+ * inputs. The kernels wrap as ONNX allows; a folded shape that wrapped
+ * would be a wrong model, reported later as something else. */
+smelt_status sm_eval_check_exact(smelt_ctx_t *ctx, const sm_node *n,
+                                 sm_tensor *const *args,
+                                 sm_tensor *const *outs);
+
 #endif

@@ -61,6 +61,25 @@ const char *smelt_graph_node_op(const smelt_graph_t *g, int i)
     return n ? sm_op_info_get(n->op)->name : NULL;
 }
 
+/* Stores the op names of b's nodes in pre-order into ops[*k..n). */
+static void node_ops(const sm_block *b, const char **ops, int n, int *k)
+{
+    for (int i = 0; i < b->n_nodes && *k < n; i++) {
+        const sm_node *nd = b->nodes[i];
+        ops[(*k)++] = sm_op_info_get(nd->op)->name;
+        for (int j = 0; j < nd->n_blocks; j++)
+            node_ops(nd->blocks[j], ops, n, k);
+    }
+}
+
+int smelt_graph_node_ops(const smelt_graph_t *g, const char **ops, int n)
+{
+    int k = 0;
+    if (g && ops && n > 0)
+        node_ops(g->top, ops, n, &k);
+    return k;
+}
+
 /* Adds the constants of b and of its nested blocks to the totals. */
 static void add_constants(const sm_block *b, int64_t *count, int64_t *numel,
                           int64_t *bytes)

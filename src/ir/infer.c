@@ -148,6 +148,12 @@ static void try_evaluate(inferer *in, const sm_node *n)
     smelt_ctx_t scratch = {0};
     if (sm_eval_node(&scratch, n, args, outs, 0) != SMELT_OK)
         return;
+    /* a value that wrapped is not known: folding reports it */
+    if (sm_eval_check_exact(&scratch, n, args, outs) != SMELT_OK) {
+        for (int i = 0; i < n->n_out; i++)
+            sm_tensor_free(outs[i]);
+        return;
+    }
     for (int i = 0; i < n->n_out; i++)
         in->known[n->out[i]->id] = outs[i];
 }

@@ -146,6 +146,16 @@ const char *sm_op_class_name(sm_op_class c)
     return (unsigned)c < sizeof names / sizeof *names ? names[c] : "?";
 }
 
+const char *sm_op_block_label(sm_op op, int i)
+{
+    if (op < 0 || op >= SM_OP_COUNT || i < 0 ||
+        i >= sm_op_info_get(op)->n_blocks)
+        return NULL;
+    if (op == SM_OP_If)
+        return i == 0 ? "then_branch" : "else_branch";
+    return "body";
+}
+
 const sm_attr_spec *sm_op_attr_spec(sm_op op, const char *name)
 {
     const sm_op_info *info = sm_op_info_get(op);

@@ -88,5 +88,10 @@ int sm_op_arity_error(sm_op op, int n_in, int n_out, char *buf, size_t size);
 sm_op sm_op_from_name(const char *name, int len);
 const char *sm_op_class_name(sm_op_class c);
 const sm_attr_spec *sm_op_attr_spec(sm_op op, const char *name);
+/* The label sub-block i of an `op` node must carry ("then_branch",
+ * "else_branch" for If, "body" for Loop and FusedElementwise); NULL when
+ * the op owns no such block. Blocks run by index, so a label that does
+ * not match would silently run the wrong branch. */
+const char *sm_op_block_label(sm_op op, int i);
 
 #endif

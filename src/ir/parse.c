@@ -123,7 +123,24 @@ static smelt_status parse_block(sm_parser *p, sm_node *n)
         return sm_parse_err(p, &lt, "blocks nested deeper than %d",
                             SM_PARSE_MAX_DEPTH);
     const char *label;
-    SM_TRY(sm_parse_str(p, &lt, &label, NULL));
+    size_t len;
+    SM_TRY(sm_parse_str(p, &lt, &label, &len));
+    /* Blocks run by position: a label out of place would run silently as
+     * the block its position says. */
+    const sm_op_info *info = sm_op_info_get(n->op);
+    const char *want = sm_op_block_label(n->op, n->n_blocks);
+    char f[80];
+    if (n->n_blocks >= info->n_blocks)
+        return sm_parse_err(p, &lt, "%s owns %d sub-block%s; '%s' is one more",
+                            info->name, info->n_blocks,
+                            info->n_blocks == 1 ? "" : "s",
+                            sm_parse_shown(label, len, f));
+    if (want && (strlen(label) != len || strcmp(label, want) != 0))
+        return sm_parse_err(p, &lt,
+                            "sub-block %d of %s must be labelled '%s', not "
+                            "'%s'",
+                            n->n_blocks, info->name, want,
+                            sm_parse_shown(label, len, f));
     sm_block *b = sm_block_new(p->g, label, n);
     if (!b || !sm_node_add_block(n, b))
         return sm_parse_nomem(p);

@@ -17,6 +17,7 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
+#include "ir/text.h"
 
 void *sm_parse_grow(void *old, size_t *cap, size_t need, size_t elem)
 {
@@ -574,6 +575,10 @@ smelt_status sm_parse_attrs(sm_parser *p, sm_node *n)
         size_t len;
         sm_token nt = p->tok;
         SM_TRY(sm_parse_str(p, &nt, &name, &len));
+        if (n->n_attr >= SM_PARSE_MAX_ATTRS)
+            return sm_parse_err(p, &nt,
+                                "more than %d attributes on one node",
+                                SM_PARSE_MAX_ATTRS);
         if (sm_node_attr(n, name))
             return sm_parse_err(p, &nt, "duplicate attribute '%s'",
                                 sm_parse_shown(name, len, f));

@@ -11,6 +11,10 @@
 
 /* Deepest nesting of sub-blocks the parser accepts. */
 #define SM_PARSE_MAX_DEPTH 64
+/* Most attributes one node may carry: far above any op's schema (an
+ * attribute outside it fails verification anyway), and low enough that
+ * the per-node name checks stay cheap on hostile input. */
+#define SM_PARSE_MAX_ATTRS 1024
 
 /* Parses len bytes of text (not necessarily NUL-terminated) into a new
  * graph. Errors read "FILE:LINE:COL: error: message" (SMELT_ERR_PARSE,

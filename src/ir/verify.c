@@ -119,6 +119,16 @@ static smelt_status check_arity(verifier *v, const sm_node *n)
 static smelt_status check_blocks(verifier *v, const sm_node *n)
 {
     char msg[200];
+    for (int b = 0; b < n->n_blocks; b++) {
+        const char *want = sm_op_block_label(n->op, b);
+        const char *have = n->blocks[b]->label;
+        if (want && (!have || strcmp(have, want) != 0)) {
+            snprintf(msg, sizeof msg,
+                     "sub-block %d must be labelled '%s', is '%.60s'", b, want,
+                     have ? have : "(none)");
+            return fail_at(v, n, SMELT_ERR_VERIFY, "%s", msg);
+        }
+    }
     if (n->op == SM_OP_If) {
         for (int b = 0; b < 2; b++)
             if (n->blocks[b]->n_params || n->blocks[b]->n_ret != n->n_out) {

@@ -128,6 +128,18 @@ static smelt_status try_fold(folder *f, sm_node *n)
         sm_pass_log(f->pc, "not folded: %s fails: %s", where, scratch.msg);
         return SMELT_OK;
     }
+    /* A wrapped integer (shape arithmetic that overflows) is the model's
+     * error: report it here, at its node, rather than fold the wrong
+     * value into a shape that fails somewhere else. */
+    st = sm_eval_check_exact(&scratch, n, args, outs);
+    if (st != SMELT_OK) {
+        for (int i = 0; i < n->n_out; i++)
+            sm_tensor_free(outs[i]);
+        if (st == SMELT_ERR_NOMEM)
+            return sm_err_nomem(f->pc->ctx);
+        sm_node_where(n, where, sizeof where);
+        return sm_err(f->pc->ctx, st, "%s: %s", where, scratch.msg);
+    }
     return commit(f, n, outs);
 }
 

@@ -17,6 +17,7 @@
  * with the reference kernels, so the result is exactly the unfused one.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -104,13 +105,25 @@ static void explain(sm_pass_ctx *pc, sm_rw *rw, const region *r,
         }
 }
 
-/* The region's nodes in block order (the order of the snapshot). */
-static void order_nodes(region *r, sm_node *const *block_order, int n_all)
+/* Snapshot positions of the nodes that existed when the pass began, for
+ * sorting a region into block order without rescanning the block. */
+static const int *order_pos;
+
+static int by_pos(const void *a, const void *b)
 {
-    int k = 0;
-    for (int i = 0; i < n_all && k < r->n; i++)
-        if (member(r, block_order[i]))
-            r->nodes[k++] = block_order[i];
+    int x = order_pos[(*(sm_node *const *)a)->id];
+    int y = order_pos[(*(sm_node *const *)b)->id];
+    return (x > y) - (x < y);
+}
+
+/* The region's nodes in block order (the order of the snapshot); pos[id]
+ * is a node's index in the snapshot. Sorting the few members keeps the
+ * pass linear where scanning the snapshot per region made it quadratic. */
+static void order_nodes(region *r, const int *pos)
+{
+    order_pos = pos;
+    qsort(r->nodes, (size_t)r->n, sizeof *r->nodes, by_pos);
+    order_pos = NULL;
 }
 
 /* The values region nodes read that no region node defines, deduplicated,
@@ -134,9 +147,33 @@ static int region_inputs(const region *r, sm_value **ext, int cap)
     return n;
 }
 
+/* The value map of build(), by value id: kept for the whole pass and
+ * cleared entry by entry, since a fresh one per region costs a pass over
+ * every value of the graph each time. */
+typedef struct value_map {
+    sm_value **map;
+    int n;
+} value_map;
+
+/* Grows m to cover every value of g, new entries NULL. */
+static int map_fit(value_map *m, const sm_graph *g)
+{
+    if (m->n >= g->n_values)
+        return 1;
+    int nn = g->n_values + g->n_values / 2 + 16;
+    sm_value **p = sm_realloc(m->map, sizeof *p * (size_t)nn);
+    if (!p)
+        return 0;
+    memset(p + m->n, 0, sizeof *p * (size_t)(nn - m->n));
+    m->map = p;
+    m->n = nn;
+    return 1;
+}
+
 /* Builds the FusedElementwise of region r (nodes in block order, the root
  * last) and removes the originals. */
-static smelt_status build(sm_pass_ctx *pc, sm_rw *rw, sm_graph *g, region *r)
+static smelt_status build(sm_pass_ctx *pc, sm_rw *rw, sm_graph *g, region *r,
+                          value_map *vm)
 {
     sm_value *ext[MAX_INPUTS];
     int n_ext = region_inputs(r, ext, MAX_INPUTS);
@@ -149,8 +186,8 @@ static smelt_status build(sm_pass_ctx *pc, sm_rw *rw, sm_graph *g, region *r)
         return SMELT_OK;
     }
     sm_value *out = root->out[0];
+    sm_value **map = map_fit(vm, g) ? vm->map : NULL;
     int map_n = g->n_values;
-    sm_value **map = sm_calloc((size_t)map_n + 1, sizeof *map);
     sm_node *f =
         map ? sm_rw_node_new(rw, root->owner, root, SM_OP_FusedElementwise,
                              NULL, n_ext, ext, 1, &out->name)
@@ -169,7 +206,10 @@ static smelt_status build(sm_pass_ctx *pc, sm_rw *rw, sm_graph *g, region *r)
             st = sm_err_nomem(pc->ctx);
     if (st == SMELT_OK)
         st = sm_rw_add_ret(rw, body, map[out->id]);
-    sm_free(map);
+    for (int i = 0; map && i < n_ext; i++)
+        map[ext[i]->id] = NULL;
+    for (int i = 0; map && i < r->n; i++)
+        map[r->nodes[i]->out[0]->id] = NULL;
     SM_TRY(st);
     f->out[0]->type = out->type;
     SM_TRY(sm_rw_infer_node(rw, f));
@@ -186,17 +226,22 @@ smelt_status sm_pass_fuse_elementwise(sm_pass_ctx *pc, sm_graph *g)
     sm_node **nodes = NULL;
     int n = 0;
     region *r = sm_calloc(1, sizeof *r);
+    value_map vm = {0};
     int ids = g->n_nodes_all;
+    int *pos = sm_calloc((size_t)ids + 1, sizeof *pos);
     unsigned char *taken = sm_calloc((size_t)ids + 1, 1);
     smelt_status st = SMELT_OK;
     if (r) {
         r->in = sm_calloc((size_t)ids + 1, 1);
         r->ids = ids;
     }
-    if (!r || !r->in || !taken)
+    if (!r || !r->in || !taken || !pos)
         st = sm_err_nomem(pc->ctx);
     if (st == SMELT_OK)
         st = sm_pat_snapshot(pc->ctx, rw, g, &nodes, &n);
+    for (int i = 0; i < n; i++)
+        if (nodes[i]->id < ids)
+            pos[nodes[i]->id] = i;
     /* roots from the end: a node joins the region of the latest user */
     for (int i = n - 1; i >= 0 && st == SMELT_OK; i--) {
         sm_node *root = nodes[i];
@@ -216,8 +261,8 @@ smelt_status sm_pass_fuse_elementwise(sm_pass_ctx *pc, sm_graph *g)
             continue;
         for (int k = 0; k < r->n; k++)
             r->in[r->nodes[k]->id] = 1;
-        order_nodes(r, nodes, n);
-        st = build(pc, rw, g, r);
+        order_nodes(r, pos);
+        st = build(pc, rw, g, r, &vm);
         for (int k = 0; k < r->n; k++)
             r->in[r->nodes[k]->id] = 0;
     }
@@ -225,6 +270,8 @@ smelt_status sm_pass_fuse_elementwise(sm_pass_ctx *pc, sm_graph *g)
         sm_free(r->in);
     sm_free(r);
     sm_free(taken);
+    sm_free(pos);
+    sm_free(vm.map);
     sm_free(nodes);
     sm_rw_free(rw);
     return st;

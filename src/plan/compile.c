@@ -634,6 +634,11 @@ static smelt_status read_options(smelt_ctx_t *ctx, const smelt_plan_options *o,
     p->features = sm_cpu_features() & mask;
     p->threads = o->threads ? o->threads : sm_cpu_count();
     p->reference = o->reference != 0;
+    if (o->timeout_ms < 0)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "plan: timeout_ms must be >= 0, got %lld",
+                      (long long)o->timeout_ms);
+    p->timeout_ms = o->timeout_ms;
     return SMELT_OK;
 }
 

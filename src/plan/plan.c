@@ -177,7 +177,7 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
      * then one per step for its workspace */
     int n = p->n_slots + p->n_steps;
     buffer *bufs = sm_calloc((size_t)n + 1, sizeof *bufs);
-    buffer **scratch = sm_calloc(2 * (size_t)n + 1, sizeof *scratch);
+    void *scratch = sm_malloc(sm_interval_fit_scratch(n));
     int *rlast = sm_calloc((size_t)p->n_slots + 1, sizeof *rlast);
     if (!bufs || !scratch || !rlast) {
         sm_free(bufs);
@@ -194,7 +194,9 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
         bufs[s].last = -1;
         if (sl->kind != SM_SLOT_ARENA)
             continue;
-        p->unshared_bytes += round_up(sl->nbytes);
+        if (__builtin_add_overflow(p->unshared_bytes, round_up(sl->nbytes),
+                                   &p->unshared_bytes))
+            p->unshared_bytes = INT64_MAX;
         buffer *r = &bufs[root(p, s)];
         if (sl->share < 0)
             r->size = round_up(sl->nbytes);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "core/deadline.h"
 #include "ir/eval.h"
 #include "runtime/executor.h"
 
@@ -329,13 +330,16 @@ static smelt_status exec(smelt_ctx_t *ctx, sm_session *s,
     SM_TRY(bind_io(ctx, s, inputs, n_in, outputs, n_out));
     const sm_plan *p = s->p;
     double start = s->profiling ? now_ms() : 0;
+    double outer = sm_run_begin(ctx, p->timeout_ms);
     smelt_status st = SMELT_OK;
     size_t at = 0;
     for (int j = 0; j < p->n_steps && st == SMELT_OK; j++) {
         const sm_step *step = &p->steps[j];
         if (s->profiling)
             s->t0[j] = now_ms() - start;
-        st = run_step(ctx, s, step, s->args + at);
+        st = sm_run_check_time(ctx, "before this step");
+        if (st == SMELT_OK)
+            st = run_step(ctx, s, step, s->args + at);
         if (s->profiling)
             s->t1[j] = now_ms() - start;
         at += (size_t)step->n_in + (size_t)step->n_out;
@@ -345,6 +349,7 @@ static smelt_status exec(smelt_ctx_t *ctx, sm_session *s,
             sm_err_prefix(ctx, "%s: ", where);
         }
     }
+    sm_run_end(ctx, outer);
     if (st == SMELT_OK)
         st = copy_outputs(ctx, s, outputs);
     end_run(s);

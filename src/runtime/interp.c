@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/deadline.h"
 #include "ir/infer.h"
 #include "runtime/walk.h"
 
@@ -86,8 +87,11 @@ smelt_status sm_interp_run(smelt_ctx_t *ctx, const sm_graph *g,
     smelt_status st = SMELT_OK;
     if (!w.env || !w.owned)
         st = sm_err_nomem(ctx);
-    else
+    else {
+        double outer = sm_run_begin(ctx, 0);
         st = sm_walk_block(&w, top, n_inputs, inputs, n_outputs, outputs);
+        sm_run_end(ctx, outer);
+    }
     /* the walk releases each block's values as it leaves it; this only
      * guards against one left behind */
     if (w.env && w.owned)

@@ -206,6 +206,17 @@ for verb in run print dot opt check script info compare bench; do
     done
 done
 ok
+# a loader's message names the file once
+expect 1 "smelt: $ROOT/tests/onnx/bad/dup_attr.onnx: onnx: node 'sm' (Softmax): attribute 'axis' appears more than once" -- "$SMELT" print "$ROOT/tests/onnx/bad/dup_attr.onnx"
+expect 1 "smelt: $ROOT/tests/ir_bad/loop_label.ir:3:32: error: sub-block 0 of Loop" -- "$SMELT" print "$ROOT/tests/ir_bad/loop_label.ir"
+
+# a run that would never end stops at --timeout, naming the Loop
+printf 'graph g() {\n  %%t: bool[] = const true\n  %%x: f32[] = const 1.0\n  %%r: f32[] = Loop(_, %%t, %%x) @spin body(%%i: i64[], %%c: bool[], %%v: f32[]) {\n    return %%c, %%v\n  }\n  return %%r\n}\n' >"$T/spin.ir"
+expect 1 "node 'spin' (Loop): Loop: after" -- "$SMELT" run "$T/spin.ir" --timeout 0.1
+expect 1 "time limit (timeout) of 100 ms" -- "$SMELT" run "$T/spin.ir" --reference --timeout 0.1
+expect 1 "time limit (timeout) of 100 ms" -- "$SMELT" bench "$T/spin.ir" --runs 1 --warmup 0 --timeout 0.1
+expect 1 "time limit (timeout) of 100 ms" -- "$SMELT" check "$T/spin.ir" --timeout 0.1
+expect 2 "--timeout needs a number in 0.001" -- "$SMELT" run "$T/spin.ir" --timeout 0
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -182,6 +182,18 @@ static void test_verify_errors(void **state)
     sm_block_add_return(g->top->nodes[0]->blocks[1], g->top->params[0]);
     expect_verify_error(g, "else_branch must take no parameters and return 1");
 
+    /* blocks run by position: labels that disagree are an error */
+    g = build_if();
+    sm_block *swap = g->top->nodes[0]->blocks[0];
+    g->top->nodes[0]->blocks[0] = g->top->nodes[0]->blocks[1];
+    g->top->nodes[0]->blocks[1] = swap;
+    expect_verify_error(
+        g, "sub-block 0 must be labelled 'then_branch', is 'else_branch'");
+
+    g = build_loop();
+    g->top->nodes[0]->blocks[0]->label = "loop";
+    expect_verify_error(g, "sub-block 0 must be labelled 'body', is 'loop'");
+
     g = build_if();
     g->top->params[2]->name = "a";
     expect_verify_error(g, "two values are named %a");

@@ -796,6 +796,29 @@ static void test_scoping_errors(void **state)
     smelt_ctx_free(ctx);
 }
 
+/* A node with 40,000 attributes took seconds to parse (each name
+ * checked against all before it); past SM_PARSE_MAX_ATTRS it fails at
+ * the first attribute too many. */
+static void test_too_many_attrs(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    size_t cap = 40000 * 16 + 128, k = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    k += (size_t)snprintf(text, cap, "graph g(%%x: f32[]) {\n  %%y = Neg(%%x) {");
+    for (int i = 0; i < 40000; i++)
+        k += (size_t)snprintf(text + k, cap - k, "%sa%d = 1", i ? ", " : "", i);
+    snprintf(text + k, cap - k, "}\n  return %%y\n}\n");
+    /* "  %y = Neg(%x) {" is 16 columns; attribute i (i < 10) is 8 wide */
+    char loc[64];
+    int col = 17 + 10 * 8 + 90 * 9 + 900 * 10 + (1024 - 1000) * 11;
+    snprintf(loc, sizeof loc, "t.ir:2:%d: error: ", col);
+    parse_fails(ctx, text, loc, "more than 1024 attributes on one node");
+    free(text);
+    smelt_ctx_free(ctx);
+}
+
 static void test_misc_errors(void **state)
 {
     (void)state;
@@ -1322,6 +1345,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_scoping_errors),
         cmocka_unit_test(test_misc_errors),
+        cmocka_unit_test(test_too_many_attrs),
         cmocka_unit_test(test_nesting_limit),
         cmocka_unit_test(test_fuzz_prefixes),
         cmocka_unit_test(test_alloc_failures),

@@ -64,6 +64,18 @@ static const struct {
      "missing graph attribute "
      "'else_branch'"},
     {"not_onnx", SMELT_ERR_PARSE, ""},
+    {"dup_attr", SMELT_ERR_PARSE,
+     "node 'sm' (Softmax): attribute 'axis' appears more than once"},
+    {"float_attr_no_value", SMELT_ERR_PARSE,
+     "node 'lrelu' (LeakyRelu): attribute 'alpha' is declared a float but "
+     "holds no value"},
+    {"int32_u8_range", SMELT_ERR_PARSE,
+     "initializer 'w': int32_data[1] = 300 is out of range for u8 (0..255)"},
+    {"int32_i8_range", SMELT_ERR_PARSE,
+     "initializer 'w': int32_data[1] = -129 is out of range for i8"},
+    {"int32_f16_range", SMELT_ERR_PARSE,
+     "initializer 'w': int32_data[1] = 65536 is out of range for f16 "
+     "(0..65535"},
 };
 
 static void test_bad_corpus(void **state)
@@ -79,6 +91,11 @@ static void test_bad_corpus(void **state)
             fail_msg("%s: got %s \"%s\", expected %s \"%s\"", bad[i].file,
                      smelt_status_name(s), smelt_ctx_error(ctx),
                      smelt_status_name(bad[i].status), bad[i].msg);
+        /* the file is named once, not by every layer of the loader */
+        const char *at = strstr(smelt_ctx_error(ctx), tu_path(rel));
+        if (at && strstr(at + 1, tu_path(rel)))
+            fail_msg("%s: path named twice: %s", bad[i].file,
+                     smelt_ctx_error(ctx));
         assert_null(g);
     }
     /* the same bytes from memory, and nothing at all */

@@ -160,6 +160,66 @@ static void test_fold_failure_is_not_fatal(void **state)
     smelt_ctx_free(ctx);
 }
 
+/* Shape arithmetic that overflows int64 (2^32 * 2^32) is the model's
+ * error, named at its Mul with the values, not a wrapped 0 that makes the
+ * Reshape after it fail the verifier ("invalid after pass 'fold'"). A
+ * product that fits folds as before. */
+static void test_fold_overflow_is_the_models_error(void **state)
+{
+    (void)state;
+    const char *text = "graph g(%x: f32[65536, 65536], %y: f32[1]) {\n"
+                       "  %s: i64[2] = Shape(%x)\n"
+                       "  %m: i64[2] = Mul(%s, %s)\n"
+                       "  %p: i64[2] = Mul(%m, %m) @square\n"
+                       "  %r = Reshape(%y, %p)\n"
+                       "  return %r, %m\n"
+                       "}\n";
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    sm_graph *g = NULL;
+    assert_int_equal(smelt_graph_parse(ctx, text, strlen(text), "t", &g),
+                     SMELT_OK);
+    smelt_opt_options o;
+    smelt_opt_options_default(&o);
+    o.verify_each = 1;
+    assert_int_equal(smelt_graph_optimize(ctx, g, &o, NULL), SMELT_ERR_LIMIT);
+    const char *msg = smelt_ctx_error(ctx);
+    if (!strstr(msg, "node 'square' (Mul): Mul overflows i64: element 0 is "
+                     "1.8446744073709552e+19, not 0 (inputs [4294967296, "
+                     "4294967296] and [4294967296, 4294967296])") ||
+        strstr(msg, "invalid after"))
+        fail_msg("%s", msg);
+    sm_graph_free(g);
+    /* Neg of INT64_MIN wraps as well; 3 * 5 does not */
+    g = parse("graph g() {\n"
+              "  %a: i64[2] = const [-9223372036854775808, 3]\n"
+              "  %b: i64[2] = const [1, 5]\n"
+              "  %n: i64[2] = Neg(%a)\n"
+              "  %c: i64[2] = Mul(%a, %b)\n"
+              "  return %n, %c\n"
+              "}\n");
+    assert_int_equal(run(ctx, g, "fold", NULL, NULL), SMELT_ERR_LIMIT);
+    assert_non_null(strstr(smelt_ctx_error(ctx), "Neg overflows i64"));
+    sm_graph_free(g);
+    g = parse("graph g() {\n"
+              "  %a: i64[2] = const [4294967296, 3]\n"
+              "  %c: i64[2] = Mul(%a, %a)\n"
+              "  %d: i64[1] = const [4611686018427387904]\n"
+              "  %e: i64[1] = Add(%d, %d)\n"
+              "  return %c\n"
+              "}\n");
+    assert_int_equal(run(ctx, g, "fold", NULL, NULL), SMELT_ERR_LIMIT);
+    sm_graph_free(g);
+    g = parse("graph g() {\n"
+              "  %a: i64[2] = const [3037000499, 3]\n"
+              "  %c: i64[2] = Mul(%a, %a)\n"
+              "  return %c\n"
+              "}\n");
+    assert_int_equal(run(ctx, g, "fold", NULL, NULL), SMELT_OK);
+    assert_int_equal(count_op(g->top, SM_OP_Mul), 0);
+    sm_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
 static void test_eval_node_limit(void **state)
 {
     (void)state;
@@ -785,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_forward_keeps_output_names),
         cmocka_unit_test(test_rewriter_edits),
         cmocka_unit_test(test_public_optimize),
+        cmocka_unit_test(test_fold_overflow_is_the_models_error),
         cmocka_unit_test(test_input_queries),
         cmocka_unit_test(test_alloc_failures_o2),
     };

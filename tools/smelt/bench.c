@@ -316,6 +316,7 @@ int cli_bench(int argc, char **argv)
         return 1;
     }
     smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_ctx_set_timeout(ctx, a.po.timeout_ms); /* reference runs too */
     smelt_graph_t *g = NULL;
     smelt_plan_t *p = NULL;
     smelt_tensor_t **in = NULL;

@@ -387,6 +387,12 @@ int cli_check(int argc, char **argv)
     }
     cli_mem_track_start();
     smelt_ctx_t *ctx = smelt_ctx_init();
+    {
+        /* every run of check (reference and plans) under --timeout */
+        smelt_plan_options po;
+        cli_plan_options(&a.args, &po);
+        smelt_ctx_set_timeout(ctx, po.timeout_ms);
+    }
     smelt_graph_t *g = NULL;
     rc = cli_load_graph(ctx, a.file, 1, &g);
     if (!rc)

@@ -81,12 +81,16 @@ static int print_ops(const smelt_graph_t *g)
     int n = smelt_graph_num_nodes(g), used = 0;
     printf("nodes: %d\n", n);
     op_count *ops = calloc((size_t)(n ? n : 1), sizeof *ops);
-    if (!ops) {
+    const char **names = calloc((size_t)(n ? n : 1), sizeof *names);
+    if (!ops || !names) {
         fprintf(stderr, "smelt info: out of memory\n");
+        free(ops);
+        free(names);
         return 1;
     }
+    n = smelt_graph_node_ops(g, names, n);
     for (int i = 0; i < n; i++) {
-        const char *op = smelt_graph_node_op(g, i);
+        const char *op = names[i];
         int k = 0;
         while (k < used && strcmp(ops[k].op, op))
             k++;
@@ -97,6 +101,7 @@ static int print_ops(const smelt_graph_t *g)
     qsort(ops, (size_t)used, sizeof *ops, by_count);
     for (int k = 0; k < used; k++)
         printf("  %-22s %6d\n", ops[k].op, ops[k].n);
+    free(names);
     free(ops);
     return 0;
 }

@@ -17,7 +17,14 @@ static const cli_verb verbs[] = {
 
 int cli_fail(smelt_ctx_t *ctx, const char *what)
 {
-    fprintf(stderr, "smelt: %s: %s\n", what, smelt_ctx_error(ctx));
+    /* Loaders' messages begin with the file already ("m.onnx: onnx: ...",
+     * "m.ir:3:5: error: ..."): name it once. */
+    const char *msg = smelt_ctx_error(ctx);
+    size_t n = strlen(what);
+    if (strncmp(msg, what, n) == 0 && msg[n] == ':')
+        fprintf(stderr, "smelt: %s\n", msg);
+    else
+        fprintf(stderr, "smelt: %s: %s\n", what, msg);
     return 1;
 }
 

@@ -12,6 +12,10 @@ void cli_plan_options(const cli_args *a, smelt_plan_options *o)
         o->isa = a->str[CLI_OPT_isa];
     if (a->n_dims)
         o->dims = a->dims_text;
+    /* whole milliseconds, rounded up so that a short limit stays one */
+    double t = cli_real(a, CLI_OPT_timeout, 0);
+    if (t > 0)
+        o->timeout_ms = (int64_t)(t * 1000.0 + 0.999);
 }
 
 void cli_opt_options(const cli_args *a, smelt_opt_options *o,

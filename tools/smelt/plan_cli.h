@@ -7,7 +7,7 @@
 
 #include "args.h"
 
-/* Defaults, then --threads, -O, --isa, --dim (a must outlive o: the
+/* Defaults, then --threads, -O, --isa, --dim, --timeout (a must outlive o: the
  * strings are a's). */
 void cli_plan_options(const cli_args *a, smelt_plan_options *o);
 /* Defaults with level default_level, then -O, --passes, --fold-max-bytes,

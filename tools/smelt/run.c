@@ -147,6 +147,7 @@ int cli_run(int argc, char **argv)
     smelt_plan_options po;
     cli_plan_options(&a, &po);
     smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_ctx_set_timeout(ctx, po.timeout_ms); /* --reference runs too */
     smelt_graph_t *g = NULL;
     smelt_tensor_t **inputs = NULL, **outputs = NULL;
     char **names = NULL;

@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
+#include "core/strmap.h"
 #include "frontends/onnx/onnx_internal.h"
 
 /* The attribute's type: the declared one, or for old files that left it
@@ -97,6 +98,58 @@ static int set_floats(sm_node *node, const char *name, const float *f,
     return ok;
 }
 
+/* A scalar attribute declared INT, FLOAT or STRING must carry its value:
+ * protobuf would read the missing field as 0 or "", a value the model
+ * never gave (the op's default is what leaving the attribute out means). */
+static smelt_status check_has_value(smelt_ctx_t *ctx,
+                                    const Onnx__AttributeProto *a,
+                                    Onnx__AttributeProto__AttributeType t,
+                                    const char *where)
+{
+    int has = t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT      ? a->has_i
+              : t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT  ? a->has_f
+              : t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING ? a->has_s
+                                                                   : 1;
+    if (!has)
+        return sm_err(ctx, SMELT_ERR_PARSE,
+                      "onnx: %s: attribute '%s' is declared %s but holds no "
+                      "value",
+                      where, a->name, attr_type_name(t));
+    return SMELT_OK;
+}
+
+/* Fails when two attributes of np share a name: ONNX allows each once,
+ * and taking either one would be a guess. A map past a few attributes,
+ * so a hostile node with very many stays linear. */
+static smelt_status check_unique_attrs(smelt_ctx_t *ctx,
+                                       const Onnx__NodeProto *np,
+                                       const char *where)
+{
+    size_t n = np->n_attribute;
+    sm_strmap seen;
+    sm_strmap_init(&seen);
+    smelt_status st = SMELT_OK;
+    for (size_t k = 0; k < n && st == SMELT_OK; k++) {
+        const char *name = np->attribute[k]->name;
+        size_t len = strlen(name);
+        int dup = 0;
+        if (n <= 16) {
+            for (size_t j = 0; j < k && !dup; j++)
+                dup = strcmp(np->attribute[j]->name, name) == 0;
+        } else {
+            dup = sm_strmap_get(&seen, name, len) != NULL;
+            if (!dup && !sm_strmap_put(&seen, name, len, (void *)name))
+                st = sm_err_nomem(ctx);
+        }
+        if (dup)
+            st = sm_err(ctx, SMELT_ERR_PARSE,
+                        "onnx: %s: attribute '%.80s' appears more than once",
+                        where, name);
+    }
+    sm_strmap_free(&seen);
+    return st;
+}
+
 /* Maps one attribute onto the kind node's op schema gives it. */
 static smelt_status load_attr(sm_onnx_loader *L, sm_node *node,
                               const Onnx__AttributeProto *a, const char *where)
@@ -140,6 +193,7 @@ static smelt_status load_attr(sm_onnx_loader *L, sm_node *node,
         SM_TRY(sm_onnx_tensor_load(L, a->t, what, &x));
         ok = sm_node_set_tensor(node, name, x);
     } else {
+        SM_TRY(check_has_value(ctx, a, t, where));
         switch (sp->kind) {
         case SM_ATTR_INT:
             if (t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
@@ -317,6 +371,7 @@ smelt_status sm_onnx_load_node(sm_onnx_loader *L, sm_block *b,
         if (!np->attribute[k]->name || !np->attribute[k]->name[0])
             return sm_err(ctx, SMELT_ERR_PARSE,
                           "onnx: %s: attribute #%zu has no name", n.where, k);
+    SM_TRY(check_unique_attrs(ctx, np, n.where));
     n.cap_in = (int)np->n_input + 4;
     n.in = sm_calloc((size_t)n.cap_in, sizeof *n.in);
     n.skip = sm_calloc(np->n_attribute + 1, 1);

@@ -87,6 +87,38 @@ static const char *typed_field(const Onnx__TensorProto *tp, smelt_dtype dt,
     }
 }
 
+/*
+ * Checks that every int32_data value fits the dtype it is stored as: a
+ * value out of range would wrap into another number. float16 and
+ * bfloat16 travel as their 16-bit patterns, so 0..0xFFFF.
+ */
+static smelt_status check_int32_range(smelt_ctx_t *ctx,
+                                      const Onnx__TensorProto *tp,
+                                      smelt_dtype dt, const char *what)
+{
+    int64_t lo, hi;
+    switch (dt) {
+    case SMELT_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case SMELT_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
+    case SMELT_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case SMELT_DTYPE_U16:
+    case SMELT_DTYPE_F16:
+    case SMELT_DTYPE_BF16: lo = 0, hi = UINT16_MAX; break;
+    default: return SMELT_OK;
+    }
+    for (size_t i = 0; i < tp->n_int32_data; i++)
+        if (tp->int32_data[i] < lo || tp->int32_data[i] > hi)
+            return sm_err(ctx, SMELT_ERR_PARSE,
+                          "onnx: %s: int32_data[%zu] = %d is out of range for "
+                          "%s (%lld..%lld%s)",
+                          what, i, (int)tp->int32_data[i], smelt_dtype_name(dt),
+                          (long long)lo, (long long)hi,
+                          dt == SMELT_DTYPE_F16 || dt == SMELT_DTYPE_BF16
+                              ? ", the value's 16-bit pattern"
+                              : "");
+    return SMELT_OK;
+}
+
 /* Checks that the typed field holds exactly numel values and no other
  * field holds any (before the tensor is allocated). */
 static smelt_status check_typed(smelt_ctx_t *ctx, const Onnx__TensorProto *tp,
@@ -105,7 +137,7 @@ static smelt_status check_typed(smelt_ctx_t *ctx, const Onnx__TensorProto *tp,
         return sm_err(ctx, SMELT_ERR_PARSE,
                       "onnx: %s: carries data in fields other than %s", what,
                       field);
-    return SMELT_OK;
+    return check_int32_range(ctx, tp, dt, what);
 }
 
 /* Fills t from its typed field (checked by check_typed). */

@@ -2,9 +2,11 @@
  * control.c - reference kernels of If and Loop. They see no graph: the
  * executor hands them a callback that runs one of the node's sub-blocks.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/deadline.h"
 #include "kernels/ops.h"
 #include "kernels/ref/ref_util.h"
 
@@ -86,6 +88,87 @@ static smelt_status scan_stack(smelt_ctx_t *ctx, const scan_list *l,
 }
 
 /*
+ * The bytes scan output `i` will hold when the loop's size is known
+ * before it starts: its declared leading dim, or the trip count M when no
+ * condition can end the loop early, times the declared trailing dims.
+ * -1 when some size is unknown; SIZE_MAX past what size_t holds.
+ */
+static size_t scan_bytes_known(const sm_out_hint *h, int64_t trips,
+                               int has_cond)
+{
+    if (!h || h->dtype == SMELT_DTYPE_UNDEFINED || h->ndim < 1)
+        return (size_t)-1;
+    int64_t rows = h->dims[0] >= 0 ? h->dims[0] : -1;
+    if (rows < 0 && !has_cond && trips < INT64_MAX)
+        rows = trips < 0 ? 0 : trips;
+    if (rows < 0)
+        return (size_t)-1;
+    size_t bytes = smelt_dtype_size(h->dtype);
+    for (int d = 0; d < h->ndim; d++) {
+        int64_t n = d == 0 ? rows : h->dims[d];
+        if (n < 0)
+            return (size_t)-1;
+        if (n && bytes > SIZE_MAX / (uint64_t)n)
+            return SIZE_MAX;
+        bytes *= (size_t)n;
+    }
+    return bytes;
+}
+
+/*
+ * A loop must not grow past the allocation limit one iteration at a time
+ * before failing: the scan outputs whose size is known up front are
+ * checked before the first iteration, and after every iteration the
+ * bytes the loop holds (carried values and scan values so far, which the
+ * stacked outputs will hold again) are charged against the limit. A loop
+ * may hold half the limit, so that the iteration that would pass it
+ * stops here with the loop named rather than in an allocation. Each
+ * iteration also checks the run's time limit: a loop with no bound
+ * stops when the run's timeout is up.
+ */
+static smelt_status loop_check_before(const sm_kargs *a, int carried,
+                                      int scans, int64_t trips)
+{
+    for (int i = 0; i < scans && a->out_hint; i++) {
+        size_t b = scan_bytes_known(&a->out_hint[carried + i], trips,
+                                    a->in[1] != NULL);
+        if (b != (size_t)-1 && b > sm_alloc_limit())
+            return sm_err(a->ctx, SMELT_ERR_LIMIT,
+                          "Loop: scan output %d would hold %s%zu bytes, "
+                          "above the limit of %zu bytes per tensor",
+                          i, b == SIZE_MAX ? "more than " : "", b,
+                          sm_alloc_limit());
+    }
+    return SMELT_OK;
+}
+
+static smelt_status loop_charge(const sm_kargs *a, int64_t iterations,
+                                sm_tensor *const *carried_vals, int carried,
+                                const scan_list *lists, int scans)
+{
+    size_t held = 0;
+    for (int i = 0; i < carried; i++)
+        held += carried_vals[i] ? carried_vals[i]->nbytes : 0;
+    for (int i = 0; i < scans; i++) {
+        size_t one = lists[i].n ? lists[i].items[0]->nbytes : 0;
+        if (one && (size_t)lists[i].n > (SIZE_MAX - held) / one)
+            held = SIZE_MAX;
+        else
+            held += one * (size_t)lists[i].n;
+    }
+    if (held > sm_alloc_limit() / 2)
+        return sm_err(a->ctx, SMELT_ERR_LIMIT,
+                      "Loop: after %lld iterations its carried and scan "
+                      "values hold %zu bytes, above half the memory limit "
+                      "of %zu bytes (the next iteration needs room too)",
+                      (long long)iterations, held, sm_alloc_limit());
+    char what[64];
+    snprintf(what, sizeof what, "Loop: after %lld iterations",
+             (long long)iterations);
+    return sm_run_check_time(a->ctx, what);
+}
+
+/*
  * ONNX Loop: inputs (M?, cond?, carried...), body (iteration, cond,
  * carried...) -> (cond, carried..., scans...), outputs (carried...,
  * scans...). The kernel owns the carried values between iterations.
@@ -105,6 +188,7 @@ smelt_status sm_ref_loop(const sm_kargs *a)
     }
     if (a->in[1])
         SM_TRY(scalar_bool(a, 1, "the condition", &cond));
+    SM_TRY(loop_check_before(a, carried, scans, trips));
     smelt_status st = SMELT_OK;
     size_t slots = (size_t)(body_in + body_out + scans);
     sm_tensor **buf = sm_calloc(slots, sizeof(sm_tensor *));
@@ -153,6 +237,8 @@ smelt_status sm_ref_loop(const sm_kargs *a)
         }
         sm_tensor_free(bout[0]);
         bout[0] = NULL;
+        if (!st)
+            st = loop_charge(a, it + 1, bin + 2, carried, lists, scans);
     }
     for (int i = 0; i < carried && !st; i++) {
         a->out[i] = bin[2 + i];
