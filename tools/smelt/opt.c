@@ -17,7 +17,8 @@ void cli_opt_help(FILE *out)
         out,
         "optimize a model and report what each pass changed\n\n"
         "usage: smelt opt FILE [-O0|-O1|-O2|-O3] [--passes=a,b,c] [-o OUT]\n"
-        "                 [--stats] [--why-not-fused] [--debug-dir DIR]\n\n"
+        "                 [--stats] [--why-not-fused] [--debug-dir DIR]\n"
+        "                 [--onnx-standard]\n\n"
         "Loads FILE (text IR or ONNX), runs the pipeline and writes the\n"
         "result to OUT (.ir: text IR, .onnx: ONNX) or, without -o, prints\n"
         "it as text IR. -O1 cleans up (inference, folding, CSE, DCE...),\n"
@@ -25,6 +26,9 @@ void cli_opt_help(FILE *out)
         "  -O0 .. -O3              the pipeline (default -O1)\n"
         "  --passes=a,b,c          run exactly these passes instead\n"
         "  -o OUT                  write the optimized model to OUT\n"
+        "  --onnx-standard         write fused ops as standard ONNX ops (for\n"
+        "                          other runtimes); by default they go in\n"
+        "                          Smelt's domain ai.smelt\n"
         "  --stats                 per pass: nodes before -> after, constants\n"
         "                          folded, nodes removed and fused, planned\n"
         "                          peak memory, time\n"
@@ -115,11 +119,15 @@ int cli_opt_option(int argc, char **argv, int *i, const char *verb,
 
 /* Writes g to path as ONNX or text IR, by the name's extension. */
 static int write_model(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                       const char *path)
+                       const char *path, int standard)
 {
+    smelt_onnx_save_options so;
+    smelt_onnx_save_options_default(&so);
+    so.standard = standard;
     if (ends_with(path, ".onnx"))
-        return smelt_onnx_save(ctx, g, path) == SMELT_OK ? 0
-                                                         : cli_fail(ctx, path);
+        return smelt_onnx_save_opt(ctx, g, &so, path) == SMELT_OK
+                   ? 0
+                   : cli_fail(ctx, path);
     if (!ends_with(path, ".ir")) {
         fprintf(stderr, "smelt opt: %s: the output must end in .ir or .onnx\n",
                 path);
@@ -144,7 +152,7 @@ static int write_model(smelt_ctx_t *ctx, const smelt_graph_t *g,
 
 typedef struct opt_args {
     const char *file, *out;
-    int stats, list;
+    int stats, list, standard;
     smelt_opt_options o;
 } opt_args;
 
@@ -163,6 +171,8 @@ static int parse_args(int argc, char **argv, opt_args *a)
             a->stats = 1;
         } else if (!strcmp(argv[i], "--why-not-fused")) {
             a->o.why_not_fused = 1;
+        } else if (!strcmp(argv[i], "--onnx-standard")) {
+            a->standard = 1;
         } else if (!strcmp(argv[i], "--list-passes")) {
             a->list = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -206,7 +216,7 @@ int cli_opt(int argc, char **argv)
             fputs(table, info);
     }
     if (!rc && a.out)
-        rc = write_model(ctx, g, a.out);
+        rc = write_model(ctx, g, a.out, a.standard);
     else if (!rc) {
         char *text = NULL;
         if (smelt_graph_print(ctx, g, &text) != SMELT_OK)
