@@ -3,14 +3,15 @@
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-build build build-asan test test-release test-asan demo clean
+.PHONY: all deps deps-build build build-asan build-fuzz test test-release test-asan test-fuzz demo clean
 
 all: build
 
-# The build's packages (all the demo needs) and the test suite's (PyTorch
-# and ONNX's Python package on top: several hundred MB).
+# The build's packages (all the demo needs) and the test suite's (PyTorch,
+# ONNX's Python package, clang and libFuzzer on top: several hundred MB).
 deps-build:
 	@sh scripts/setup-deps.sh build
 
@@ -25,8 +26,16 @@ build-asan: deps-build
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DSMELT_SANITIZE=ON
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 
-# The whole suite, in release mode and under ASan+UBSan.
-test: test-release test-asan
+# The libFuzzer harnesses (clang; docs/FUZZING.md).
+build-fuzz: deps
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_FLAGS=-O1 -DSMELT_FUZZ=ON -DSMELT_BUILD_TESTS=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_onnx fuzz_ir \
+	    fuzz_script fuzz_npy
+
+# The whole suite, in release mode and under ASan+UBSan, and each fuzzer
+# for a fixed number of inputs over its seeds.
+test: test-release test-asan test-fuzz
 
 test-release: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -36,8 +45,11 @@ test-asan: deps build-asan
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    ctest --output-on-failure -j $(JOBS)
 
+test-fuzz: build-fuzz
+	cd $(BUILD_FUZZ) && ctest --output-on-failure -j $(JOBS)
+
 demo: build
 	sh examples/demo.sh $(BUILD)/smelt
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -188,6 +188,34 @@ smelt_status smelt_onnx_save(smelt_ctx_t *ctx, const smelt_graph_t *g,
 smelt_status smelt_onnx_save_buffer(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                     void **out, size_t *len);
 void smelt_onnx_buffer_free(void *buf);
+/* How Smelt's own ops (FusedConv, FusedGemm, FusedElementwise, and Gelu
+ * below opset 20) are written. By default they keep their form in
+ * Smelt's domain "ai.smelt" (version 1, declared in opset_import), which
+ * onnx.checker accepts and smelt_onnx_load reads back; with `standard`
+ * set they are decomposed into standard ONNX ops (Conv, Gemm or MatMul,
+ * Add, Mul, activations, a FusedElementwise's body inlined), so that
+ * other runtimes can run the file. */
+typedef struct smelt_onnx_save_options {
+    size_t struct_size; /* sizeof(smelt_onnx_save_options), set by
+                           smelt_onnx_save_options_default */
+    int32_t standard;   /* decompose Smelt's own ops (default 0) */
+} smelt_onnx_save_options;
+
+/* Fills o with the defaults; struct_size is the caller's
+ * sizeof(smelt_onnx_save_options), which the macro passes. */
+smelt_status smelt_onnx_save_options_init(smelt_onnx_save_options *o,
+                                          size_t struct_size);
+#define smelt_onnx_save_options_default(o)                                     \
+    smelt_onnx_save_options_init((o), sizeof(smelt_onnx_save_options))
+/* smelt_onnx_save and smelt_onnx_save_buffer with options (NULL: the
+ * defaults). */
+smelt_status smelt_onnx_save_opt(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                 const smelt_onnx_save_options *o,
+                                 const char *path);
+smelt_status smelt_onnx_save_buffer_opt(smelt_ctx_t *ctx,
+                                        const smelt_graph_t *g,
+                                        const smelt_onnx_save_options *o,
+                                        void **out, size_t *len);
 /* Read a serialized TensorProto (the input_<i>.pb / output_<i>.pb files of
  * ONNX's backend tests) into a new tensor owned by the caller. External
  * data is read from files inside path's folder only. String tensors and

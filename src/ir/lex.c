@@ -330,14 +330,17 @@ static smelt_status lex_number(sm_lexer *lx, sm_token *t)
     }
     if (i < n && (sm_lex_is_name_char((unsigned char)s[i]) && s[i] != ':' &&
                   s[i] != '-')) {
+        /* the digits before the name character may be many: show 40 */
         size_t j = i;
         while (j < n && sm_lex_is_name_char((unsigned char)s[j]) &&
                j - lx->pos < 40)
             j++;
+        size_t k = j - lx->pos < 40 ? j - lx->pos : 40;
         char tmp[48];
-        memcpy(tmp, s + lx->pos, j - lx->pos);
-        tmp[j - lx->pos] = 0;
-        return err_at(lx, lx->pos, "malformed number '%s'", tmp);
+        memcpy(tmp, s + lx->pos, k);
+        tmp[k] = 0;
+        return err_at(lx, lx->pos, "malformed number '%s%s'", tmp,
+                      j - lx->pos > 40 ? "..." : "");
     }
     t->kind = is_float ? SM_TOK_FLOAT : SM_TOK_INT;
     skip_cols(lx, i - lx->pos);

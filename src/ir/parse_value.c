@@ -132,7 +132,7 @@ static smelt_status tok_copy(sm_parser *p, const sm_token *t, char *buf,
 
 static smelt_status tok_int(sm_parser *p, const sm_token *t, int64_t *v)
 {
-    char buf[400], f[64];
+    char buf[400], f[80];
     if (t->kind != SM_TOK_INT)
         return sm_parse_err(p, t, "expected an integer, found %s",
                             sm_parse_found(p, f, sizeof f));
@@ -152,7 +152,7 @@ static smelt_status tok_int(sm_parser *p, const sm_token *t, int64_t *v)
 static smelt_status store_u64(sm_parser *p, const sm_token *t, void *buf,
                               size_t i)
 {
-    char text[400], f[64];
+    char text[400], f[80];
     SM_TRY(tok_copy(p, t, text, sizeof text));
     errno = 0;
     char *end;
@@ -172,7 +172,7 @@ static int is_number(const sm_token *t)
 
 static smelt_status tok_float(sm_parser *p, const sm_token *t, double *v)
 {
-    char buf[400], f[64];
+    char buf[400], f[80];
     if (sm_parse_is_word(t, "inf")) {
         *v = INFINITY;
         return SMELT_OK;

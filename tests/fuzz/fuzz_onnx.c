@@ -1,11 +1,14 @@
 /*
- * fuzz_onnx.c - libFuzzer harness for the ONNX loader: any bytes go to
- * smelt_onnx_load_buffer; what loads is written back out and loaded again.
- * Built only with clang and -DSMELT_FUZZ=ON (see docs/FUZZING.md).
+ * fuzz_onnx.c - libFuzzer harness for ONNX models: any bytes go to
+ * smelt_onnx_load_buffer; what loads is written back out and loaded
+ * again, then inferred, optimized, compiled and run on small inputs
+ * (fuzz_run.c). Built only with clang and -DSMELT_FUZZ=ON (see
+ * docs/FUZZING.md).
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fuzz_run.h"
 #include "smelt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -25,7 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 smelt_graph_free(again);
             smelt_onnx_buffer_free(buf);
         }
-        smelt_graph_free(g);
+        fuzz_run_graph(ctx, g);
+    } else if (!smelt_ctx_error(ctx)[0]) {
+        __builtin_trap(); /* a failure must always say why */
     }
     smelt_ctx_free(ctx);
     return 0;

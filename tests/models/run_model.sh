@@ -7,8 +7,8 @@
 # (`smelt opt -ON -o`) and run the result on the reference interpreter, so
 # the optimizer is checked against PyTorch without the plan's kernels.
 # The optimized model goes through ONNX (quick to write and read: mlp's
-# text IR is 380 MB) unless FORMAT is ir, for models whose optimized graph
-# ONNX cannot carry (the loader refuses FusedElementwise's body graph).
+# text IR is 380 MB) unless FORMAT is ir, for a model whose optimized
+# graph ONNX cannot carry.
 # usage: run_model.sh SMELT_BINARY REPO_ROOT CACHE_DIR NAME
 #                     [reference|plan|O0|O1|O2|O3] [onnx|ir]
 # Exits 77 (a ctest skip) when python3 or torch is missing.

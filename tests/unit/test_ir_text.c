@@ -1052,8 +1052,8 @@ static void test_dot(void **state)
     static const char *const want[] = {
         "digraph \"tiny\" {\n",
         "v0 [shape=ellipse, label=\"%x\\nf32[batch,4]\"];",
-        "v2 [shape=box, style=filled, fillcolor=\"#eeeeee\", fontsize=8, "
-        "height=0.2, label=\"%w\\nf32[4,2]\"];",
+        ("v2 [shape=box, style=filled, fillcolor=\"#eeeeee\", fontsize=8, "
+         "height=0.2, label=\"%w\\nf32[4,2]\"];"),
         "label=\"MatMul\\n@mm1\\nf32[batch,2]\"];",
         "label=\"Split\\nf32[batch,1]\\nf32[batch,1]\"];",
         "v0 -> n0 [label=\"%x\"];",

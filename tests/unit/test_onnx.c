@@ -303,6 +303,77 @@ static void test_roundtrip(void **state)
     smelt_ctx_free(ctx);
 }
 
+/* Whether the len bytes at buf hold the string s. */
+static int holds(const void *buf, size_t len, const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp((const char *)buf + i, s, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* The number of nodes of g (all blocks) whose op is op. */
+static int count_op(const sm_block *b, sm_op op)
+{
+    int n = 0;
+    for (int i = 0; i < b->n_nodes; i++) {
+        n += b->nodes[i]->op == op;
+        for (int k = 0; k < b->nodes[i]->n_blocks; k++)
+            n += count_op(b->nodes[i]->blocks[k], op);
+    }
+    return n;
+}
+
+/* Every model optimized at -O3 is written both ways and read back: with
+ * Smelt's own ops in domain ai.smelt (declared in opset_import; the fused
+ * ops survive the round trip), and decomposed into standard ONNX ops (no
+ * ai.smelt, no fused op after reloading); both reloads compute what numpy
+ * computed. */
+static void test_export_smelt_ops(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_opt_options oo;
+    smelt_opt_options_default(&oo);
+    oo.level = 3;
+    int fused_models = 0;
+    for (size_t m = 0; m < N_MODELS; m++) {
+        sm_graph *g = load_model(ctx, models[m].name);
+        if (smelt_graph_optimize(ctx, g, &oo, NULL) != SMELT_OK)
+            fail_msg("%s: %s", models[m].name, smelt_ctx_error(ctx));
+        int fused = count_op(g->top, SM_OP_FusedConv) +
+                    count_op(g->top, SM_OP_FusedGemm) +
+                    count_op(g->top, SM_OP_FusedElementwise);
+        fused_models += fused > 0;
+        for (int standard = 0; standard <= 1; standard++) {
+            smelt_onnx_save_options so;
+            smelt_onnx_save_options_default(&so);
+            so.standard = standard;
+            void *buf;
+            size_t len;
+            if (smelt_onnx_save_buffer_opt(ctx, g, &so, &buf, &len))
+                fail_msg("%s: %s", models[m].name, smelt_ctx_error(ctx));
+            assert_int_equal(holds(buf, len, "ai.smelt"), !standard && fused);
+            sm_graph *r = NULL;
+            if (smelt_onnx_load_buffer(ctx, buf, len, NULL, &r) != SMELT_OK)
+                fail_msg("reloading %s (standard %d): %s", models[m].name,
+                         standard, smelt_ctx_error(ctx));
+            smelt_onnx_buffer_free(buf);
+            int back = count_op(r->top, SM_OP_FusedConv) +
+                       count_op(r->top, SM_OP_FusedGemm) +
+                       count_op(r->top, SM_OP_FusedElementwise);
+            assert_int_equal(back, standard ? 0 : fused);
+            verify(ctx, r);
+            run_cases(ctx, r, models[m].name, models[m].cases);
+            smelt_graph_free(r);
+        }
+        smelt_graph_free(g);
+    }
+    assert_true(fused_models >= 2); /* conv and mlp fuse at -O3 */
+    smelt_ctx_free(ctx);
+}
+
 static const sm_node *find_node(const sm_block *b, const char *name)
 {
     for (int i = 0; i < b->n_nodes; i++)
@@ -588,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_legacy_opsets),
         cmocka_unit_test(test_control_flow),
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_export_smelt_ops),
         cmocka_unit_test(test_models_run),
         cmocka_unit_test(test_export_forms),
         cmocka_unit_test(test_detect),

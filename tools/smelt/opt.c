@@ -25,7 +25,9 @@ void cli_opt_help(FILE *out)
             "constants summarized unless --weights). -O1 cleans\n"
             "up (inference, folding, CSE, DCE...), -O2 adds fusion,\n"
             "-O3 everything. --stats adds what the plan of the result\n"
-            "decides: arena, buffers shared, steps in place, layouts.\n");
+            "decides: arena, buffers shared, steps in place, layouts.\n"
+            "Fused ops go to ONNX in Smelt's domain ai.smelt, or with\n"
+            "--onnx-standard as standard ONNX ops (for other runtimes).\n");
     cli_options_help(out, "opt");
 }
 
@@ -56,11 +58,15 @@ static int ends_with(const char *s, const char *suffix)
 
 /* Writes g to path as ONNX or text IR, by the name's extension. */
 static int write_model(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                       const char *path)
+                       const char *path, int standard)
 {
+    smelt_onnx_save_options so;
+    smelt_onnx_save_options_default(&so);
+    so.standard = standard;
     if (ends_with(path, ".onnx"))
-        return smelt_onnx_save(ctx, g, path) == SMELT_OK ? 0
-                                                         : cli_fail(ctx, path);
+        return smelt_onnx_save_opt(ctx, g, &so, path) == SMELT_OK
+                   ? 0
+                   : cli_fail(ctx, path);
     if (!ends_with(path, ".ir")) {
         fprintf(stderr, "smelt opt: %s: the output must end in .ir or .onnx\n",
                 path);
@@ -126,7 +132,8 @@ int cli_opt(int argc, char **argv)
         rc = cli_opt_plan_report(ctx, g, &args, a.o.debug_dir,
                                  a.stats ? info : NULL);
     if (!rc && a.out)
-        rc = write_model(ctx, g, a.out);
+        rc = write_model(ctx, g, a.out,
+                         args.given[CLI_OPT_onnx_standard] > 0);
     else if (!rc)
         rc = cli_print_graph(ctx, g, args.given[CLI_OPT_weights] > 0);
     if (!rc)

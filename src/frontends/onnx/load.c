@@ -261,8 +261,16 @@ static smelt_status model_opset(smelt_ctx_t *ctx, const Onnx__ModelProto *m,
         const char *d = o->domain ? o->domain : "";
         if (strcmp(d, "") == 0 || strcmp(d, "ai.onnx") == 0)
             *opset = o->has_version ? o->version : 1;
-        else
+        else if (strcmp(d, SM_ONNX_SMELT_DOMAIN) != 0)
             other = d;
+        else if (!o->has_version || o->version < 1 ||
+                 o->version > SM_ONNX_SMELT_VERSION)
+            return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
+                          "onnx: domain '%s' version %lld is not supported "
+                          "(Smelt reads version %d)",
+                          SM_ONNX_SMELT_DOMAIN,
+                          (long long)(o->has_version ? o->version : 0),
+                          SM_ONNX_SMELT_VERSION);
     }
     /* Only other domains (ai.onnx.preview.training, com.microsoft...):
      * a valid model, of ops Smelt does not have. */

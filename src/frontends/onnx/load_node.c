@@ -352,16 +352,24 @@ smelt_status sm_onnx_load_node(sm_onnx_loader *L, sm_block *b,
     n.np = np;
     node_where(np, index, n.where, sizeof n.where);
     const char *dom = np->domain ? np->domain : "";
-    if (dom[0] && strcmp(dom, "ai.onnx") != 0)
+    int smelt_dom = strcmp(dom, SM_ONNX_SMELT_DOMAIN) == 0;
+    if (dom[0] && strcmp(dom, "ai.onnx") != 0 && !smelt_dom)
         return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
                       "onnx: %s: op %s of domain '%s' is not supported "
-                      "(only the default ONNX domain is)",
-                      n.where, np->op_type ? np->op_type : "?", dom);
+                      "(only the default ONNX domain and Smelt's '%s' are)",
+                      n.where, np->op_type ? np->op_type : "?", dom,
+                      SM_ONNX_SMELT_DOMAIN);
     const char *op = np->op_type ? np->op_type : "";
     n.op = sm_op_from_name(op, (int)strlen(op));
     if (n.op == SM_OP_COUNT)
         return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
                       "onnx: %s: op '%s' is not supported", n.where, op);
+    /* Smelt's domain holds Smelt's own ops only (the files it writes) */
+    if (smelt_dom && !sm_onnx_is_smelt_op(n.op, 0))
+        return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
+                      "onnx: %s: op '%s' is not one of domain '%s' (its ops: "
+                      "FusedConv, FusedGemm, FusedElementwise, Gelu)",
+                      n.where, op, SM_ONNX_SMELT_DOMAIN);
     if (np->n_input > SM_ONNX_MAX_LIST || np->n_output > SM_ONNX_MAX_LIST ||
         np->n_attribute > SM_ONNX_MAX_LIST)
         return sm_err(ctx, SMELT_ERR_LIMIT,

@@ -185,6 +185,15 @@ typedef struct sm_onnx_xform {
 /* What changes in node n to write it at opset T. */
 void sm_onnx_export_plan(const sm_node *n, int64_t opset, sm_onnx_xform *x);
 
+/* The domain of Smelt's own ops in the files it writes, and its version
+ * (save.c declares it; the loader reads it back). */
+#define SM_ONNX_SMELT_DOMAIN "ai.smelt"
+#define SM_ONNX_SMELT_VERSION 1
+/* Whether op is one of Smelt's own at `opset` (the fused ops; Gelu below
+ * opset 20, where ONNX lacks it): written in Smelt's domain, or
+ * decomposed (save_std.c). */
+int sm_onnx_is_smelt_op(sm_op op, int64_t opset);
+
 /* The folder of a model or tensor file (owned by the caller). */
 char *sm_onnx_dir_of(const char *path);
 

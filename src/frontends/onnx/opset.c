@@ -45,6 +45,7 @@ static const form forms[] = {
     {SM_OP_Unsqueeze, "axes", 1, 13, FORM_INTS, 0},
     {SM_OP_Split, "split", 1, 13, FORM_INTS, 0},
     {SM_OP_ReduceSum, "axes", 1, 13, FORM_INTS, 0},
+    {SM_OP_TopK, "k", 1, 10, FORM_INTS, 0}, /* an int: a 1-element input */
     {SM_OP_ReduceMean, "axes", 1, 18, FORM_INTS, 0},
     {SM_OP_ReduceMax, "axes", 1, 18, FORM_INTS, 0},
     {SM_OP_ReduceMin, "axes", 1, 18, FORM_INTS, 0},
@@ -68,6 +69,17 @@ static const struct {
     {SM_OP_Pad, NULL, 3, 18},
     {SM_OP_LpPool, "ceil_mode", -1, 18},
     {SM_OP_LpPool, "dilations", -1, 18},
+    {SM_OP_AveragePool, "dilations", -1, 19},
+    /* ReduceSum has had it since 13, the others since 18 */
+    {SM_OP_ReduceMean, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceMax, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceMin, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceProd, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceL1, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceL2, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceLogSum, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceLogSumExp, "noop_with_empty_axes", -1, 18},
+    {SM_OP_ReduceSumSquare, "noop_with_empty_axes", -1, 18},
     /* input 0: the op itself is that new */
     {SM_OP_Mish, NULL, 0, 18},
     {SM_OP_BitwiseAnd, NULL, 0, 18},
@@ -82,7 +94,8 @@ int sm_onnx_block_labels(sm_op op, const char *const **labels)
     static const char *const loop_labels[] = {"body"};
     switch (op) {
     case SM_OP_If: *labels = if_labels; return 2;
-    case SM_OP_Loop: *labels = loop_labels; return 1;
+    case SM_OP_Loop:
+    case SM_OP_FusedElementwise: *labels = loop_labels; return 1;
     default: *labels = NULL; return 0;
     }
 }

@@ -6,6 +6,11 @@
  * attributes. Operands whose form differs by opset are written in the
  * form of the opset written (opset.c).
  *
+ * Smelt's own ops (fused ops, and ops the opset written lacks) go in
+ * Smelt's domain "ai.smelt", declared in opset_import, which the loader
+ * reads back; with the standard option they are decomposed into standard
+ * ONNX ops instead (save_std.c), so other runtimes can run the file.
+ *
  * The protobuf-c messages live in one arena freed after packing; tensor
  * bytes are referenced, not copied (on little-endian hosts).
  */
@@ -15,21 +20,13 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
+#include "core/sized.h"
 #include "core/status.h"
-#include "frontends/onnx/onnx_internal.h"
+#include "frontends/onnx/save.h"
 
-typedef struct saver {
-    smelt_ctx_t *ctx;
-    const sm_graph *g;
-    sm_arena arena;
-    int64_t opset;
-    int nomem;
-    smelt_status err;   /* first error other than out of memory */
-    sm_strmap made;     /* names of initializers the export adds */
-    unsigned char *ret; /* by value id: a return of the block being written */
-} saver;
+typedef sm_onnx_saver saver;
 
-static void *alloc(saver *S, size_t n, size_t size)
+void *sm_onnx_save_alloc(saver *S, size_t n, size_t size)
 {
     void *p = n ? sm_arena_alloc(&S->arena, n * size) : NULL;
     if (n && !p)
@@ -39,8 +36,8 @@ static void *alloc(saver *S, size_t n, size_t size)
 
 static Onnx__TypeProto *type_proto(saver *S, const sm_type *t)
 {
-    Onnx__TypeProto *tp = alloc(S, 1, sizeof *tp);
-    Onnx__TypeProto__Tensor *tt = alloc(S, 1, sizeof *tt);
+    Onnx__TypeProto *tp = sm_onnx_save_alloc(S, 1, sizeof *tp);
+    Onnx__TypeProto__Tensor *tt = sm_onnx_save_alloc(S, 1, sizeof *tt);
     if (!tp || !tt)
         return NULL;
     onnx__type_proto__init(tp);
@@ -53,13 +50,13 @@ static Onnx__TypeProto *type_proto(saver *S, const sm_type *t)
     }
     if (t->ndim < 0)
         return tp;
-    Onnx__TensorShapeProto *sh = alloc(S, 1, sizeof *sh);
-    Onnx__TensorShapeProto__Dimension *d = alloc(S, (size_t)t->ndim, sizeof *d);
+    Onnx__TensorShapeProto *sh = sm_onnx_save_alloc(S, 1, sizeof *sh);
+    Onnx__TensorShapeProto__Dimension *d = sm_onnx_save_alloc(S, (size_t)t->ndim, sizeof *d);
     if (!sh || (t->ndim && !d))
         return NULL;
     onnx__tensor_shape_proto__init(sh);
     sh->n_dim = (size_t)t->ndim;
-    sh->dim = alloc(S, (size_t)t->ndim, sizeof *sh->dim);
+    sh->dim = sm_onnx_save_alloc(S, (size_t)t->ndim, sizeof *sh->dim);
     if (t->ndim && !sh->dim)
         return NULL;
     for (int i = 0; i < t->ndim; i++) {
@@ -79,21 +76,26 @@ static Onnx__TypeProto *type_proto(saver *S, const sm_type *t)
     return tp;
 }
 
+const char *sm_onnx_save_vname(const saver *S, const sm_value *v)
+{
+    return S->alias && S->alias[v->id] ? S->alias[v->id] : v->name;
+}
+
 static Onnx__ValueInfoProto *value_info(saver *S, const sm_value *v)
 {
-    Onnx__ValueInfoProto *vi = alloc(S, 1, sizeof *vi);
+    Onnx__ValueInfoProto *vi = sm_onnx_save_alloc(S, 1, sizeof *vi);
     if (!vi)
         return NULL;
     onnx__value_info_proto__init(vi);
-    vi->name = (char *)v->name;
+    vi->name = (char *)sm_onnx_save_vname(S, v);
     vi->type = type_proto(S, &v->type);
     return vi;
 }
 
-static Onnx__TensorProto *tensor_proto(saver *S, const sm_tensor *t,
+Onnx__TensorProto *sm_onnx_save_tensor(saver *S, const sm_tensor *t,
                                        const char *name)
 {
-    Onnx__TensorProto *tp = alloc(S, 1, sizeof *tp);
+    Onnx__TensorProto *tp = sm_onnx_save_alloc(S, 1, sizeof *tp);
     if (!tp)
         return NULL;
     onnx__tensor_proto__init(tp);
@@ -108,7 +110,7 @@ static Onnx__TensorProto *tensor_proto(saver *S, const sm_tensor *t,
     size_t es = smelt_dtype_size(t->dtype);
     const uint16_t one = 1;
     if (*(const unsigned char *)&one != 1 && es > 1 && t->nbytes) {
-        uint8_t *d = alloc(S, t->nbytes, 1);
+        uint8_t *d = sm_onnx_save_alloc(S, t->nbytes, 1);
         if (!d)
             return NULL;
         sm_onnx_copy_le(d, t->data, (size_t)t->numel, es);
@@ -118,7 +120,7 @@ static Onnx__TensorProto *tensor_proto(saver *S, const sm_tensor *t,
 }
 
 /* A name for an initializer the export adds, unused in the graph. */
-static const char *fresh_name(saver *S, const char *base, const char *attr)
+const char *sm_onnx_save_fresh(saver *S, const char *base, const char *attr)
 {
     char buf[256];
     for (int i = 0;; i++) {
@@ -136,9 +138,9 @@ static const char *fresh_name(saver *S, const char *base, const char *attr)
     return name;
 }
 
-static Onnx__AttributeProto *attr_proto(saver *S, const sm_attr *a)
+Onnx__AttributeProto *sm_onnx_save_attr(saver *S, const sm_attr *a)
 {
-    Onnx__AttributeProto *p = alloc(S, 1, sizeof *p);
+    Onnx__AttributeProto *p = sm_onnx_save_alloc(S, 1, sizeof *p);
     if (!p)
         return NULL;
     onnx__attribute_proto__init(p);
@@ -169,14 +171,14 @@ static Onnx__AttributeProto *attr_proto(saver *S, const sm_attr *a)
     case SM_ATTR_FLOATS:
         p->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
         p->n_floats = (size_t)a->n;
-        p->floats = alloc(S, (size_t)a->n, sizeof(float));
+        p->floats = sm_onnx_save_alloc(S, (size_t)a->n, sizeof(float));
         for (int i = 0; p->floats && i < a->n; i++)
             p->floats[i] = (float)a->v.floats[i];
         break;
     case SM_ATTR_STRINGS:
         p->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
         p->n_strings = (size_t)a->n;
-        p->strings = alloc(S, (size_t)a->n, sizeof *p->strings);
+        p->strings = sm_onnx_save_alloc(S, (size_t)a->n, sizeof *p->strings);
         for (int i = 0; p->strings && i < a->n; i++) {
             p->strings[i].data = (uint8_t *)a->v.strs[i];
             p->strings[i].len = strlen(a->v.strs[i]);
@@ -184,7 +186,7 @@ static Onnx__AttributeProto *attr_proto(saver *S, const sm_attr *a)
         break;
     case SM_ATTR_TENSOR:
         p->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-        p->t = tensor_proto(S, a->v.t, NULL);
+        p->t = sm_onnx_save_tensor(S, a->v.t, NULL);
         break;
     default: break;
     }
@@ -197,10 +199,10 @@ static Onnx__AttributeProto *ints_attr(saver *S, const char *name,
 {
     const sm_tensor *t = v->data;
     sm_attr a = {name, SM_ATTR_INTS, (int)t->numel, {0}};
-    a.v.ints = alloc(S, (size_t)t->numel, sizeof(int64_t));
+    a.v.ints = sm_onnx_save_alloc(S, (size_t)t->numel, sizeof(int64_t));
     for (int64_t i = 0; a.v.ints && i < t->numel; i++)
         a.v.ints[i] = sm_load_i64(t->dtype, t->data, i);
-    return attr_proto(S, &a);
+    return sm_onnx_save_attr(S, &a);
 }
 
 static Onnx__GraphProto *graph_proto(saver *S, const sm_block *b,
@@ -218,45 +220,55 @@ static int attr_moved(const sm_onnx_xform *x, const char *name)
     return 0;
 }
 
-/* Node n as a NodeProto; initializers the opset form needs go to gp. */
-static Onnx__NodeProto *node_proto(saver *S, const sm_node *n,
+/* Node n as a NodeProto appended to gp; initializers the opset form
+ * needs go to gp as well. */
+Onnx__NodeProto *sm_onnx_save_node(saver *S, const sm_node *n,
                                    Onnx__GraphProto *gp, int depth)
 {
-    Onnx__NodeProto *np = alloc(S, 1, sizeof *np);
+    Onnx__NodeProto *np = sm_onnx_save_alloc(S, 1, sizeof *np);
     sm_onnx_xform x;
     sm_onnx_export_plan(n, S->opset, &x);
     int n_in = n->n_in;
     for (int i = 0; i < x.n_to_input; i++)
         if (x.to_input_index[i] + 1 > n_in)
             n_in = x.to_input_index[i] + 1;
-    char **in = alloc(S, (size_t)n_in + 1, sizeof *in);
-    char **out = alloc(S, (size_t)n->n_out + 1, sizeof *out);
-    Onnx__AttributeProto **at = alloc(
+    char **in = sm_onnx_save_alloc(S, (size_t)n_in + 1, sizeof *in);
+    char **out = sm_onnx_save_alloc(S, (size_t)n->n_out + 1, sizeof *out);
+    Onnx__AttributeProto **at = sm_onnx_save_alloc(
         S, (size_t)(n->n_attr + x.n_to_attr + n->n_blocks) + 1, sizeof *at);
     if (!np || !in || !out || !at)
         return NULL;
     onnx__node_proto__init(np);
     np->op_type = (char *)sm_op_info_get(n->op)->name;
+    if (n->op == SM_OP_Scatter) /* deprecated since opset 11; the same op */
+        np->op_type = "ScatterElements";
+    if (sm_onnx_is_smelt_op(n->op, S->opset)) {
+        np->domain = SM_ONNX_SMELT_DOMAIN;
+        S->uses_smelt = 1;
+    }
     np->name = (char *)n->name;
     for (int i = 0; i < n_in; i++)
-        in[i] = i < n->n_in && n->in[i] ? (char *)n->in[i]->name : "";
+        in[i] = i < n->n_in && n->in[i] ? (char *)sm_onnx_save_vname(S, n->in[i])
+                                        : "";
     for (int i = 0; i < x.n_to_attr; i++) {
-        at[np->n_attribute++] =
-            ints_attr(S, x.to_attr_name[i], n->in[x.to_attr_index[i]]);
+        const sm_value *v = n->in[x.to_attr_index[i]];
+        if (v->data->numel > 0) /* empty: as absent (see below) */
+            at[np->n_attribute++] = ints_attr(S, x.to_attr_name[i], v);
         in[x.to_attr_index[i]] = "";
     }
     for (int i = 0; i < x.n_to_input; i++) {
         const sm_attr *a = sm_node_attr(n, x.to_input_attr[i]);
-        sm_tensor *t = alloc(S, 1, sizeof *t);
-        const char *nm = fresh_name(S, n->out[0]->name, a->name);
+        sm_tensor *t = sm_onnx_save_alloc(S, 1, sizeof *t);
+        const char *nm = sm_onnx_save_fresh(S, n->out[0]->name, a->name);
         if (!t || !nm)
             return NULL;
         t->dtype = SMELT_DTYPE_I64;
         t->ndim = 1;
-        t->dims[0] = t->numel = a->n;
-        t->nbytes = sizeof(int64_t) * (size_t)a->n;
-        t->data = a->v.ints;
-        gp->initializer[gp->n_initializer++] = tensor_proto(S, t, nm);
+        int one = a->kind == SM_ATTR_INT; /* TopK's k */
+        t->dims[0] = t->numel = one ? 1 : a->n;
+        t->nbytes = sizeof(int64_t) * (size_t)t->numel;
+        t->data = one ? (void *)&a->v.i : (void *)a->v.ints;
+        gp->initializer[gp->n_initializer++] = sm_onnx_save_tensor(S, t, nm);
         in[x.to_input_index[i]] = (char *)nm;
     }
     while (n_in > 0 && !in[n_in - 1][0])
@@ -264,17 +276,25 @@ static Onnx__NodeProto *node_proto(saver *S, const sm_node *n,
     np->n_input = (size_t)n_in;
     np->input = in;
     for (int i = 0; i < n->n_out; i++)
-        out[i] = (char *)n->out[i]->name;
+        out[i] = (char *)sm_onnx_save_vname(S, n->out[i]);
     np->n_output = (size_t)n->n_out;
     np->output = out;
-    for (int i = 0; i < n->n_attr; i++)
-        if (!attr_moved(&x, n->attrs[i].name))
-            at[np->n_attribute++] = attr_proto(S, &n->attrs[i]);
+    /* an empty list is not a valid ONNX attribute (onnx.checker wants
+     * the field set); where Smelt's ops take one it means what the
+     * attribute's absence means */
+    for (int i = 0; i < n->n_attr; i++) {
+        const sm_attr *a = &n->attrs[i];
+        int empty = (a->kind == SM_ATTR_INTS || a->kind == SM_ATTR_FLOATS ||
+                     a->kind == SM_ATTR_STRINGS) &&
+                    a->n == 0;
+        if (!attr_moved(&x, a->name) && !empty)
+            at[np->n_attribute++] = sm_onnx_save_attr(S, a);
+    }
     const char *const *labels;
     int nl = sm_onnx_block_labels(n->op, &labels);
     for (int k = 0; k < n->n_blocks; k++) {
         const sm_block *blk = n->blocks[k];
-        Onnx__AttributeProto *a = alloc(S, 1, sizeof *a);
+        Onnx__AttributeProto *a = sm_onnx_save_alloc(S, 1, sizeof *a);
         if (!a)
             return NULL;
         onnx__attribute_proto__init(a);
@@ -287,6 +307,7 @@ static Onnx__NodeProto *node_proto(saver *S, const sm_node *n,
         at[np->n_attribute++] = a;
     }
     np->attribute = at;
+    gp->node[gp->n_node++] = np;
     return np;
 }
 
@@ -300,24 +321,25 @@ static Onnx__GraphProto *graph_proto(saver *S, const sm_block *b,
                             SM_ONNX_MAX_DEPTH);
         return NULL;
     }
-    Onnx__GraphProto *gp = alloc(S, 1, sizeof *gp);
+    Onnx__GraphProto *gp = sm_onnx_save_alloc(S, 1, sizeof *gp);
     if (!gp)
         return NULL;
     onnx__graph_proto__init(gp);
     gp->name = (char *)name;
-    size_t extra = 0, n_vi = 0;
+    size_t extra = 0, n_vi = 0, n_nodes = 0;
     for (int i = 0; i < b->n_nodes; i++) {
-        sm_onnx_xform x;
-        sm_onnx_export_plan(b->nodes[i], S->opset, &x);
-        extra += (size_t)x.n_to_input;
+        size_t nodes, inits;
+        sm_onnx_std_bound(S, b->nodes[i], &nodes, &inits);
+        extra += inits;
+        n_nodes += nodes;
         n_vi += (size_t)b->nodes[i]->n_out;
     }
-    gp->input = alloc(S, (size_t)b->n_params + 1, sizeof *gp->input);
+    gp->input = sm_onnx_save_alloc(S, (size_t)b->n_params + 1, sizeof *gp->input);
     gp->initializer =
-        alloc(S, (size_t)b->n_consts + extra + 1, sizeof *gp->initializer);
-    gp->node = alloc(S, (size_t)b->n_nodes + 1, sizeof *gp->node);
-    gp->output = alloc(S, (size_t)b->n_ret + 1, sizeof *gp->output);
-    gp->value_info = alloc(S, n_vi + 1, sizeof *gp->value_info);
+        sm_onnx_save_alloc(S, (size_t)b->n_consts + extra + 1, sizeof *gp->initializer);
+    gp->node = sm_onnx_save_alloc(S, n_nodes + 1, sizeof *gp->node);
+    gp->output = sm_onnx_save_alloc(S, (size_t)b->n_ret + 1, sizeof *gp->output);
+    gp->value_info = sm_onnx_save_alloc(S, n_vi + 1, sizeof *gp->value_info);
     if (!gp->input || !gp->initializer || !gp->node || !gp->output ||
         !gp->value_info)
         return NULL;
@@ -325,12 +347,13 @@ static Onnx__GraphProto *graph_proto(saver *S, const sm_block *b,
         gp->input[gp->n_input++] = value_info(S, b->params[i]);
     for (int i = 0; i < b->n_consts; i++)
         gp->initializer[gp->n_initializer++] =
-            tensor_proto(S, b->consts[i]->data, b->consts[i]->name);
+            sm_onnx_save_tensor(S, b->consts[i]->data, b->consts[i]->name);
     for (int i = 0; i < b->n_ret; i++) /* returns get no value_info */
         S->ret[b->ret[i]->id] = 1;
     for (int i = 0; i < b->n_nodes; i++) {
         const sm_node *n = b->nodes[i];
-        gp->node[gp->n_node++] = node_proto(S, n, gp, depth);
+        if (!sm_onnx_std_write(S, n, gp, depth))
+            return NULL;
         for (int k = 0; k < n->n_out; k++) {
             const sm_value *v = n->out[k];
             if ((v->type.dtype != SMELT_DTYPE_UNDEFINED || v->type.ndim >= 0) &&
@@ -346,7 +369,8 @@ static Onnx__GraphProto *graph_proto(saver *S, const sm_block *b,
 }
 
 /* Packs g into a new buffer (sm_malloc'd). */
-static smelt_status pack_graph(smelt_ctx_t *ctx, const sm_graph *g, void **out,
+static smelt_status pack_graph(smelt_ctx_t *ctx, const sm_graph *g,
+                               const smelt_onnx_save_options *o, void **out,
                                size_t *len)
 {
     *out = NULL;
@@ -357,24 +381,33 @@ static smelt_status pack_graph(smelt_ctx_t *ctx, const sm_graph *g, void **out,
     S.g = g;
     sm_arena_init(&S.arena);
     S.opset = sm_onnx_export_opset(g);
+    S.standard = o && o->standard;
     S.ret = sm_calloc((size_t)g->n_values + 1, 1);
-    if (!S.ret)
+    S.alias = sm_calloc((size_t)g->n_values + 1, sizeof *S.alias);
+    if (!S.ret || !S.alias) {
+        sm_free(S.ret);
+        sm_free(S.alias);
         return sm_err_nomem(ctx);
+    }
     Onnx__ModelProto m;
-    Onnx__OperatorSetIdProto op;
-    Onnx__OperatorSetIdProto *ops[1] = {&op};
+    Onnx__OperatorSetIdProto op[2];
+    Onnx__OperatorSetIdProto *ops[2] = {&op[0], &op[1]};
     onnx__model_proto__init(&m);
-    onnx__operator_set_id_proto__init(&op);
-    op.domain = "";
-    op.has_version = 1;
-    op.version = S.opset;
+    onnx__operator_set_id_proto__init(&op[0]);
+    onnx__operator_set_id_proto__init(&op[1]);
+    op[0].domain = "";
+    op[0].has_version = 1;
+    op[0].version = S.opset;
+    op[1].domain = SM_ONNX_SMELT_DOMAIN;
+    op[1].has_version = 1;
+    op[1].version = SM_ONNX_SMELT_VERSION;
     m.has_ir_version = 1;
     m.ir_version = SM_ONNX_EXPORT_IR_VERSION;
-    m.n_opset_import = 1;
     m.opset_import = ops;
     m.producer_name = "smelt";
     m.producer_version = "0.1.0";
     m.graph = graph_proto(&S, g->top, g->name, 0);
+    m.n_opset_import = S.uses_smelt ? 2 : 1;
     smelt_status s = SMELT_OK;
     if (S.err)
         s = S.err;
@@ -399,16 +432,39 @@ static smelt_status pack_graph(smelt_ctx_t *ctx, const sm_graph *g, void **out,
     sm_strmap_free(&S.made);
     sm_arena_free(&S.arena);
     sm_free(S.ret);
+    sm_free(S.alias);
     return s;
+}
+
+/* The first version of smelt_onnx_save_options ends after `standard`. */
+#define SAVE_OPTIONS_V1 SM_FIELD_END(smelt_onnx_save_options, standard)
+
+smelt_status smelt_onnx_save_options_init(smelt_onnx_save_options *o,
+                                          size_t struct_size)
+{
+    smelt_onnx_save_options d = {sizeof d, 0};
+    return sm_sized_init(o, struct_size, &d, sizeof d, SAVE_OPTIONS_V1);
+}
+
+smelt_status smelt_onnx_save_buffer_opt(smelt_ctx_t *ctx,
+                                        const smelt_graph_t *g,
+                                        const smelt_onnx_save_options *o,
+                                        void **out, size_t *len)
+{
+    if (!g || !out || !len)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "smelt_onnx_save_buffer: NULL argument");
+    smelt_onnx_save_options so = {sizeof so, 0};
+    if (o)
+        SM_TRY(sm_sized_in(ctx, "smelt_onnx_save_options", &so, sizeof so,
+                           SAVE_OPTIONS_V1, o));
+    return pack_graph(ctx, g, &so, out, len);
 }
 
 smelt_status smelt_onnx_save_buffer(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                     void **out, size_t *len)
 {
-    if (!g || !out || !len)
-        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                      "smelt_onnx_save_buffer: NULL argument");
-    return pack_graph(ctx, g, out, len);
+    return smelt_onnx_save_buffer_opt(ctx, g, NULL, out, len);
 }
 
 void smelt_onnx_buffer_free(void *buf)
@@ -419,12 +475,19 @@ void smelt_onnx_buffer_free(void *buf)
 smelt_status smelt_onnx_save(smelt_ctx_t *ctx, const smelt_graph_t *g,
                              const char *path)
 {
+    return smelt_onnx_save_opt(ctx, g, NULL, path);
+}
+
+smelt_status smelt_onnx_save_opt(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                 const smelt_onnx_save_options *o,
+                                 const char *path)
+{
     if (!g || !path)
         return sm_err(ctx, SMELT_ERR_INVALID_ARG,
                       "smelt_onnx_save: NULL argument");
     void *buf;
     size_t len;
-    SM_TRY(pack_graph(ctx, g, &buf, &len));
+    SM_TRY(smelt_onnx_save_buffer_opt(ctx, g, o, &buf, &len));
     FILE *f = fopen(path, "wb");
     smelt_status s = SMELT_OK;
     if (!f)

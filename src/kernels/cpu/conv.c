@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/cpu/keep_loops.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/winograd.h"
 #include "kernels/ref/window.h"
@@ -94,8 +95,7 @@ void sm_conv_epi(const sm_conv_geom *g, const sm_gemm_epi *base,
  * row, a 14-float A panel row): inline loops, as a libc call per run
  * costs more than the run (and kept loops: GCC would turn them back into
  * memmove / memset calls). */
-#pragma GCC push_options
-#pragma GCC optimize("no-tree-loop-distribute-patterns")
+SM_KEEP_LOOPS_BEGIN
 
 static inline void copyf(float *restrict d, const float *restrict s, int64_t n)
 {
@@ -205,7 +205,7 @@ void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
     }
 }
 
-#pragma GCC pop_options
+SM_KEEP_LOOPS_END
 
 static int is_depthwise(const sm_conv_geom *g)
 {

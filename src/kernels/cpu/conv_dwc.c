@@ -34,6 +34,7 @@
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_util.h"
 #include "core/act.h"
+#include "kernels/cpu/keep_loops.h"
 
 /* Planes whose padded input takes at most this many bytes interleaved
  * take this path (every MobileNet plane, up to 112 x 112: with 2
@@ -118,8 +119,7 @@ typedef struct dwc_job {
     int epi_on, in_place;     /* in_place: dwc_in_place */
 } dwc_job;
 
-#pragma GCC push_options
-#pragma GCC optimize("no-tree-loop-distribute-patterns")
+SM_KEEP_LOOPS_BEGIN
 
 /* n pixels of a channels-last row (ps floats apart) into vl-float
  * pixels of d: nb channels, the spare lanes repeating the last. */
@@ -161,7 +161,7 @@ static void pixels_out(const float *s, int vl, int64_t n, int64_t nb, float *d,
             d[l] = s[l];
 }
 
-#pragma GCC pop_options
+SM_KEEP_LOOPS_END
 
 /* Step 1 for channels [m0, m0 + nb), padded rows [Y0, Y1) and padded
  * columns [X0, X0 + bw): input channel m / Mg of each into lane m - m0 of

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "kernels/cpu/keep_loops.h"
+
 /* The elements [*lo, *hi) of phase p that come from the input row (the
  * rest is fill). */
 static void phase_span(const sm_rowsplit *r, int64_t p, int64_t *lo,
@@ -62,8 +64,7 @@ void sm_rowsplit_row(const sm_rowsplit *r, const float *x, float fill,
  * or one strided gather per phase, the fill only at the two ends. Rows
  * are short (MobileNet's 7 to 112) and split once per row of every
  * plane: plain loops, which GCC must not turn into libc calls. */
-#pragma GCC push_options
-#pragma GCC optimize("no-tree-loop-distribute-patterns")
+SM_KEEP_LOOPS_BEGIN
 void sm_rowsplit_row_pitch(const sm_rowsplit *r, const float *x, float fill,
                            float *dst, int64_t pitch)
 {
@@ -93,4 +94,4 @@ void sm_rowsplit_row_pitch(const sm_rowsplit *r, const float *x, float fill,
             ph[j] = fill;
     }
 }
-#pragma GCC pop_options
+SM_KEEP_LOOPS_END

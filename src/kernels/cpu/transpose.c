@@ -11,6 +11,7 @@
 #endif
 
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/cpu/keep_loops.h"
 #include "kernels/cpu/registry.h"
 
 #define TILE 16
@@ -100,8 +101,7 @@ static void outer_offsets(const tr_job *J, int64_t o, int skip, int64_t *xo,
  * worked out once per run along the innermost outer dim (the rows then
  * step by its input stride), and short rows (attention's 64 floats)
  * copied inline, where a libc call a row costs more than the row. */
-#pragma GCC push_options
-#pragma GCC optimize("no-tree-loop-distribute-patterns")
+SM_KEEP_LOOPS_BEGIN
 static void tr_rows(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
@@ -130,7 +130,7 @@ static void tr_rows(void *arg, int64_t begin, int64_t end, int tid)
         o += run;
     }
 }
-#pragma GCC pop_options
+SM_KEEP_LOOPS_END
 
 /* y[i * ys + j] = x[j * xs + i] over [i0, i1) x [j0, j1): 4 x 4 blocks
  * transposed in SSE registers (baseline x86-64), the edges one by one. */

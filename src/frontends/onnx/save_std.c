@@ -1,0 +1,501 @@
+/*
+ * save_std.c - Smelt's own ops in the files the exporter writes.
+ *
+ * Smelt's own ops are the fused ops the passes make (FusedConv, FusedGemm,
+ * FusedElementwise) and Gelu below opset 20, where ONNX has no Gelu. By
+ * default they are written as they are, in the domain "ai.smelt" (save.c
+ * declares it); with the standard option they become standard ONNX ops:
+ *
+ *   FusedConv(X, W, B?, R?)   Conv(X, W, B) [+ R] -> activation
+ *   FusedGemm(A, B, C?, R?)   Gemm(A, B) with transA / transB (alpha
+ *                             applied), else MatMul(A, B) [* alpha];
+ *                             [+ C * beta] [+ R] -> activation
+ *   FusedElementwise          its body's nodes, inlined
+ *   Gelu                      x/2 (1 + erf(x / sqrt 2)), or the tanh form
+ *   Celu, not f32             Max(x, 0) + Min(0, alpha (Exp(x / alpha) - 1))
+ *                             (ONNX's Celu takes f32 only; Smelt's any float)
+ *
+ * Upsample, deprecated since opset 10, is written in either case as the
+ * Resize it stands for: asymmetric coordinates, nearest rounding down,
+ * its scales (input or attribute) as Resize's scales.
+ *
+ * Activations: Relu, Clip (relu6, clip), Sigmoid, x * Sigmoid(x)
+ * (silu), the Gelu forms above, LeakyRelu, Tanh. Smelt's `recognize` and
+ * fusion passes turn these back into the fused ops when the file is
+ * loaded and optimized again. Constants the forms need are scalar
+ * initializers of the value's dtype. Intermediate values get fresh names
+ * and no value_info.
+ */
+#include <string.h>
+
+#include "core/dtype.h"
+#include "frontends/onnx/save.h"
+
+typedef sm_onnx_saver saver;
+
+/* The most nodes and initializers an activation or a decomposed op adds
+ * (gelu_tanh: 9 nodes; Celu: 5 constants). */
+enum { ACT_NODES = 9, ACT_INITS = 5 };
+
+int sm_onnx_is_smelt_op(sm_op op, int64_t opset)
+{
+    return op == SM_OP_FusedConv || op == SM_OP_FusedGemm ||
+           op == SM_OP_FusedElementwise || (op == SM_OP_Gelu && opset < 20);
+}
+
+/* Whether n is decomposed when written with S's options. */
+static int decomposed(const saver *S, const sm_node *n)
+{
+    return S->standard &&
+           (sm_onnx_is_smelt_op(n->op, S->opset) ||
+            (n->op == SM_OP_Celu && n->out[0]->type.dtype != SMELT_DTYPE_F32));
+}
+
+void sm_onnx_std_bound(const saver *S, const sm_node *n, size_t *nodes,
+                       size_t *inits)
+{
+    sm_onnx_xform x;
+    sm_onnx_export_plan(n, S->opset, &x);
+    *nodes = 1;
+    *inits = (size_t)x.n_to_input + (n->op == SM_OP_Upsample);
+    if (!decomposed(S, n))
+        return;
+    switch (n->op) {
+    case SM_OP_FusedConv:
+        *nodes = 3 + ACT_NODES; /* Conv, Add, activation, Identity */
+        *inits = ACT_INITS;
+        break;
+    case SM_OP_FusedGemm:
+        *nodes = 5 + ACT_NODES;
+        *inits = 2 + ACT_INITS;
+        break;
+    case SM_OP_Celu:
+    case SM_OP_Gelu:
+        *nodes = 1 + ACT_NODES;
+        *inits = ACT_INITS;
+        break;
+    default: { /* FusedElementwise: its body, plus an Identity per return */
+        const sm_block *b = n->n_blocks ? n->blocks[0] : NULL;
+        *nodes = b ? (size_t)b->n_ret : 0;
+        *inits = b ? (size_t)b->n_consts : 0;
+        for (int i = 0; b && i < b->n_nodes; i++) {
+            size_t k, c;
+            sm_onnx_std_bound(S, b->nodes[i], &k, &c);
+            *nodes += k;
+            *inits += c;
+        }
+        break;
+    }
+    }
+}
+
+/* The state of one decomposition: the graph it writes into, the node it
+ * replaces (names derive from its first output), the dtype of the
+ * constants it makes. */
+typedef struct chain {
+    saver *S;
+    Onnx__GraphProto *gp;
+    const sm_node *n;
+    smelt_dtype dt;
+} chain;
+
+/* A fresh value name for an intermediate of c. */
+static const char *temp(chain *c)
+{
+    return sm_onnx_save_fresh(c->S, c->n->out[0]->name, "smelt");
+}
+
+/* Appends op(in[0..n_in)) -> a fresh value to c's graph; the new node
+ * (NULL when out of memory). Absent inputs are "". */
+static Onnx__NodeProto *emit(chain *c, const char *op, const char *const *in,
+                             int n_in, int max_attrs)
+{
+    saver *S = c->S;
+    Onnx__NodeProto *np = sm_onnx_save_alloc(S, 1, sizeof *np);
+    char **ins = sm_onnx_save_alloc(S, (size_t)n_in + 1, sizeof *ins);
+    char **outs = sm_onnx_save_alloc(S, 1, sizeof *outs);
+    Onnx__AttributeProto **at =
+        sm_onnx_save_alloc(S, (size_t)max_attrs + 1, sizeof *at);
+    const char *out = temp(c);
+    if (!np || !ins || !outs || !at || !out)
+        return NULL;
+    onnx__node_proto__init(np);
+    np->op_type = (char *)op;
+    for (int i = 0; i < n_in; i++)
+        ins[i] = (char *)(in[i] ? in[i] : "");
+    np->n_input = (size_t)n_in;
+    np->input = ins;
+    outs[0] = (char *)out;
+    np->n_output = 1;
+    np->output = outs;
+    np->attribute = at;
+    c->gp->node[c->gp->n_node++] = np;
+    return np;
+}
+
+static const char *out_of(const Onnx__NodeProto *np)
+{
+    return np ? np->output[0] : NULL;
+}
+
+/* op(a) or op(a, b) -> a fresh value; its name, NULL when out of memory. */
+static const char *unary(chain *c, const char *op, const char *a)
+{
+    return a ? out_of(emit(c, op, &a, 1, 0)) : NULL;
+}
+
+static const char *binary(chain *c, const char *op, const char *a,
+                          const char *b)
+{
+    const char *in[2] = {a, b};
+    return a && b ? out_of(emit(c, op, in, 2, 0)) : NULL;
+}
+
+/* A scalar initializer of c's dtype holding v; its name. */
+static const char *scalar(chain *c, double v)
+{
+    saver *S = c->S;
+    sm_tensor *t = sm_onnx_save_alloc(S, 1, sizeof *t);
+    size_t es = smelt_dtype_size(c->dt);
+    void *d = sm_onnx_save_alloc(S, 1, es ? es : 1);
+    const char *name = sm_onnx_save_fresh(S, c->n->out[0]->name, "smelt_k");
+    if (!t || !d || !name)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->dtype = c->dt;
+    t->ndim = 0;
+    t->numel = 1;
+    t->nbytes = es;
+    t->data = d;
+    sm_store_f64(c->dt, d, 0, v);
+    Onnx__TensorProto *tp = sm_onnx_save_tensor(S, t, name);
+    if (!tp)
+        return NULL;
+    c->gp->initializer[c->gp->n_initializer++] = tp;
+    return name;
+}
+
+/* Adds a float attribute to np. */
+static int attr_float(chain *c, Onnx__NodeProto *np, const char *name, double v)
+{
+    sm_attr a = {name, SM_ATTR_FLOAT, 0, {0}};
+    a.v.f = v;
+    Onnx__AttributeProto *p = np ? sm_onnx_save_attr(c->S, &a) : NULL;
+    if (p)
+        np->attribute[np->n_attribute++] = p;
+    return p != NULL;
+}
+
+/* x/2 (1 + erf(x / sqrt 2)) or, with tanh_form, x/2 (1 + tanh(sqrt(2/pi)
+ * (x + 0.044715 x^3))); the name of the result. */
+static const char *gelu(chain *c, const char *x, int tanh_form)
+{
+    const char *inner;
+    if (tanh_form) {
+        const char *x3 = binary(c, "Mul", binary(c, "Mul", x, x), x);
+        const char *u = binary(c, "Add", x,
+                               binary(c, "Mul", x3, scalar(c, 0.044715)));
+        inner = unary(c, "Tanh",
+                      binary(c, "Mul", u, scalar(c, 0.7978845608028654 /* sqrt(2/pi) */)));
+    } else {
+        inner = unary(c, "Erf", binary(c, "Mul", x, scalar(c, 0.7071067811865476)));
+    }
+    const char *half_x = binary(c, "Mul", x, scalar(c, 0.5));
+    return binary(c, "Mul", half_x, binary(c, "Add", inner, scalar(c, 1.0)));
+}
+
+/* The epilogue's activation as the fused node's attributes give it (the
+ * names of docs/FUSION.md; the shape functions have checked them). */
+typedef struct act {
+    const char *name;
+    const sm_attr *alpha, *beta; /* NULL when absent */
+} act;
+
+static act read_act(const sm_node *n)
+{
+    sm_attrs at = sm_node_attrs(n);
+    act a = {sm_attrs_string(&at, "activation", "none"),
+             sm_node_attr(n, "activation_alpha"),
+             sm_node_attr(n, "activation_beta")};
+    return a;
+}
+
+/* A Clip of x between lo and hi, each NULL for no bound. */
+static const char *clip(chain *c, const char *x, const double *lo,
+                        const double *hi)
+{
+    const char *in[3] = {x, lo ? scalar(c, *lo) : NULL,
+                         hi ? scalar(c, *hi) : NULL};
+    if ((lo && !in[1]) || (hi && !in[2]))
+        return NULL;
+    return out_of(emit(c, "Clip", in, hi ? 3 : lo ? 2 : 1, 0));
+}
+
+/* The activation a applied to x; x itself for none. */
+static const char *activation(chain *c, const act *a, const char *x)
+{
+    const char *k = a->name;
+    if (!strcmp(k, "none"))
+        return x;
+    if (!strcmp(k, "relu"))
+        return unary(c, "Relu", x);
+    if (!strcmp(k, "relu6")) {
+        const double lo = 0, hi = 6;
+        return clip(c, x, &lo, &hi);
+    }
+    if (!strcmp(k, "clip")) {
+        double lo = a->alpha ? a->alpha->v.f : 0, hi = a->beta ? a->beta->v.f : 0;
+        return clip(c, x, a->alpha ? &lo : NULL, a->beta ? &hi : NULL);
+    }
+    if (!strcmp(k, "sigmoid"))
+        return unary(c, "Sigmoid", x);
+    if (!strcmp(k, "silu"))
+        return binary(c, "Mul", x, unary(c, "Sigmoid", x));
+    if (!strcmp(k, "gelu") || !strcmp(k, "gelu_tanh"))
+        return gelu(c, x, k[4] == '_');
+    if (!strcmp(k, "leakyrelu")) {
+        Onnx__NodeProto *np = emit(c, "LeakyRelu", &x, 1, 1);
+        double slope = a->alpha ? a->alpha->v.f : 0.01;
+        return attr_float(c, np, "alpha", slope) ? out_of(np) : NULL;
+    }
+    if (!strcmp(k, "tanh"))
+        return unary(c, "Tanh", x);
+    if (!c->S->err)
+        c->S->err = sm_err(c->S->ctx, SMELT_ERR_INVALID_ARG,
+                           "onnx: %s: unknown activation '%s'",
+                           c->n->out[0]->name, k);
+    return NULL;
+}
+
+/* Copies n's attributes onto np, except the epilogue's and those in
+ * skip (NULL-terminated). */
+static int copy_attrs(chain *c, Onnx__NodeProto *np, const char *const *skip)
+{
+    const sm_node *n = c->n;
+    for (int i = 0; np && i < n->n_attr; i++) {
+        const char *nm = n->attrs[i].name;
+        int drop = strncmp(nm, "activation", 10) == 0;
+        for (int k = 0; skip[k]; k++)
+            drop |= strcmp(nm, skip[k]) == 0;
+        if (drop)
+            continue;
+        Onnx__AttributeProto *p = sm_onnx_save_attr(c->S, &n->attrs[i]);
+        if (!p)
+            return 0;
+        np->attribute[np->n_attribute++] = p;
+    }
+    return np != NULL;
+}
+
+/* The name of n's input i, NULL when absent. */
+static const char *input(const chain *c, int i)
+{
+    return i < c->n->n_in && c->n->in[i] ? sm_onnx_save_vname(c->S, c->n->in[i])
+                                         : NULL;
+}
+
+static const char *fused_conv(chain *c, const act *epi)
+{
+    static const char *const skip[] = {"layout", NULL};
+    const char *in[3] = {input(c, 0), input(c, 1), input(c, 2)};
+    Onnx__NodeProto *np =
+        emit(c, "Conv", in, in[2] ? 3 : 2, c->n->n_attr + 1);
+    if (!copy_attrs(c, np, skip))
+        return NULL;
+    const char *y = out_of(np);
+    if (input(c, 3))
+        y = binary(c, "Add", y, input(c, 3));
+    return activation(c, epi, y);
+}
+
+static const char *fused_gemm(chain *c, const act *epi)
+{
+    static const char *const skip[] = {"beta", NULL};
+    sm_attrs at = sm_node_attrs(c->n);
+    double alpha = sm_attrs_float(&at, "alpha", 1);
+    double beta = sm_attrs_float(&at, "beta", 1);
+    const char *y;
+    if (sm_attrs_int(&at, "transA", 0) || sm_attrs_int(&at, "transB", 0)) {
+        const char *in[2] = {input(c, 0), input(c, 1)};
+        Onnx__NodeProto *np = emit(c, "Gemm", in, 2, c->n->n_attr + 1);
+        if (!copy_attrs(c, np, skip))
+            return NULL;
+        y = out_of(np);
+    } else {
+        y = binary(c, "MatMul", input(c, 0), input(c, 1));
+        if (alpha != 1)
+            y = binary(c, "Mul", y, scalar(c, alpha));
+    }
+    if (input(c, 2)) {
+        const char *bias = input(c, 2);
+        if (beta != 1)
+            bias = binary(c, "Mul", bias, scalar(c, beta));
+        y = binary(c, "Add", y, bias);
+    }
+    if (input(c, 3))
+        y = binary(c, "Add", y, input(c, 3));
+    return activation(c, epi, y);
+}
+
+/* FusedElementwise n: its body's nodes written in gp, the body's
+ * parameters read as n's inputs and its returns written as n's outputs. */
+static int inline_body(saver *S, const sm_node *n, Onnx__GraphProto *gp,
+                       int depth)
+{
+    const sm_block *b = n->blocks[0];
+    if (b->n_params != n->n_in || b->n_ret != n->n_out) {
+        if (!S->err)
+            S->err = sm_err(S->ctx, SMELT_ERR_VERIFY,
+                            "onnx: %s: the body's parameters and returns do "
+                            "not match the node's inputs and outputs",
+                            n->out[0]->name);
+        return 0;
+    }
+    for (int i = 0; i < b->n_params; i++) {
+        if (!n->in[i]) {
+            if (!S->err)
+                S->err = sm_err(S->ctx, SMELT_ERR_VERIFY,
+                                "onnx: %s: input %d is absent", n->out[0]->name,
+                                i);
+            return 0;
+        }
+        S->alias[b->params[i]->id] = sm_onnx_save_vname(S, n->in[i]);
+    }
+    for (int i = 0; i < b->n_consts; i++) {
+        Onnx__TensorProto *tp =
+            sm_onnx_save_tensor(S, b->consts[i]->data, b->consts[i]->name);
+        if (!tp)
+            return 0;
+        gp->initializer[gp->n_initializer++] = tp;
+    }
+    /* a return a body node defines is written under the output's name;
+     * one that is a parameter, a constant or returned twice is copied */
+    unsigned char *copy = sm_onnx_save_alloc(S, (size_t)b->n_ret + 1, 1);
+    if (!copy)
+        return 0;
+    for (int k = 0; k < b->n_ret; k++) {
+        const sm_value *r = b->ret[k];
+        copy[k] = !r->def || S->alias[r->id] != NULL;
+        if (!copy[k])
+            S->alias[r->id] = sm_onnx_save_vname(S, n->out[k]);
+    }
+    for (int i = 0; i < b->n_nodes; i++)
+        if (!sm_onnx_std_write(S, b->nodes[i], gp, depth))
+            return 0;
+    chain c = {S, gp, n, SMELT_DTYPE_F32};
+    for (int k = 0; k < b->n_ret; k++) {
+        if (!copy[k])
+            continue;
+        Onnx__NodeProto *np =
+            emit(&c, "Identity", (const char *const[]){
+                                     sm_onnx_save_vname(S, b->ret[k])},
+                 1, 0);
+        if (!np)
+            return 0;
+        np->output[0] = (char *)sm_onnx_save_vname(S, n->out[k]);
+    }
+    return 1;
+}
+
+/* Adds a string attribute to np. */
+static int attr_string(chain *c, Onnx__NodeProto *np, const char *name,
+                       const char *v)
+{
+    sm_attr a = {name, SM_ATTR_STRING, 0, {0}};
+    a.v.s = v;
+    Onnx__AttributeProto *p = np ? sm_onnx_save_attr(c->S, &a) : NULL;
+    if (p)
+        np->attribute[np->n_attribute++] = p;
+    return p != NULL;
+}
+
+/* Upsample(X, scales) as Resize(X, "", scales) with Upsample's rules. */
+static int upsample(saver *S, const sm_node *n, Onnx__GraphProto *gp)
+{
+    chain c = {S, gp, n, SMELT_DTYPE_F32};
+    sm_attrs at = sm_node_attrs(n);
+    const char *in[3] = {input(&c, 0), "", input(&c, 1)};
+    const double *f = NULL;
+    int nf = sm_attrs_floats(&at, "scales", &f);
+    if (!in[2] && nf > 0) {
+        sm_tensor *t = sm_onnx_save_alloc(S, 1, sizeof *t);
+        float *d = sm_onnx_save_alloc(S, (size_t)nf, sizeof *d);
+        const char *name = sm_onnx_save_fresh(S, n->out[0]->name, "scales");
+        if (!t || !d || !name)
+            return 0;
+        memset(t, 0, sizeof *t);
+        for (int i = 0; i < nf; i++)
+            d[i] = (float)f[i];
+        t->dtype = SMELT_DTYPE_F32;
+        t->ndim = 1;
+        t->dims[0] = t->numel = nf;
+        t->nbytes = (size_t)nf * sizeof *d;
+        t->data = d;
+        Onnx__TensorProto *tp = sm_onnx_save_tensor(S, t, name);
+        if (!tp)
+            return 0;
+        gp->initializer[gp->n_initializer++] = tp;
+        in[2] = name;
+    }
+    Onnx__NodeProto *np = emit(&c, "Resize", in, 3, 3);
+    if (!np || !attr_string(&c, np, "mode",
+                            sm_attrs_string(&at, "mode", "nearest")) ||
+        !attr_string(&c, np, "coordinate_transformation_mode", "asymmetric") ||
+        !attr_string(&c, np, "nearest_mode", "floor"))
+        return 0;
+    np->name = (char *)n->name;
+    np->output[0] = (char *)sm_onnx_save_vname(S, n->out[0]);
+    return 1;
+}
+
+int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
+                      int depth)
+{
+    if (n->op == SM_OP_Upsample)
+        return upsample(S, n, gp);
+    if (!decomposed(S, n))
+        return sm_onnx_save_node(S, n, gp, depth) != NULL;
+    if (n->op == SM_OP_FusedElementwise)
+        return n->n_blocks == 1 ? inline_body(S, n, gp, depth)
+                                : sm_onnx_save_node(S, n, gp, depth) != NULL;
+    chain c = {S, gp, n, n->out[0]->type.dtype};
+    if (c.dt == SMELT_DTYPE_UNDEFINED && n->in[0])
+        c.dt = n->in[0]->type.dtype;
+    if (!sm_dtype_is_float(c.dt)) {
+        if (!S->err)
+            S->err = sm_err(S->ctx, SMELT_ERR_TYPE,
+                            "onnx: %s (%s): cannot write it as standard ops "
+                            "without a float dtype (run inference first)",
+                            n->out[0]->name, sm_op_info_get(n->op)->name);
+        return 0;
+    }
+    sm_attrs at = sm_node_attrs(n);
+    act epi = read_act(n);
+    const char *y = NULL;
+    size_t first = gp->n_node;
+    if (n->op == SM_OP_Gelu) {
+        const char *ap = sm_attrs_string(&at, "approximate", "none");
+        y = gelu(&c, input(&c, 0), strcmp(ap, "tanh") == 0);
+    } else if (n->op == SM_OP_Celu) {
+        const char *x = input(&c, 0);
+        double alpha = sm_attrs_float(&at, "alpha", 1);
+        const char *e = unary(&c, "Exp", binary(&c, "Div", x, scalar(&c, alpha)));
+        const char *neg = binary(
+            &c, "Mul", binary(&c, "Sub", e, scalar(&c, 1.0)), scalar(&c, alpha));
+        y = binary(&c, "Add", binary(&c, "Max", x, scalar(&c, 0.0)),
+                   binary(&c, "Min", neg, scalar(&c, 0.0)));
+    } else {
+        y = n->op == SM_OP_FusedConv ? fused_conv(&c, &epi)
+                                     : fused_gemm(&c, &epi);
+    }
+    if (!y)
+        return 0;
+    /* the last node written defines the node's output; with none written
+     * (an activation-free chain cannot be empty, but be safe), copy */
+    if (gp->n_node == first || strcmp(gp->node[gp->n_node - 1]->output[0], y))
+        if (!unary(&c, "Identity", y))
+            return 0;
+    gp->node[gp->n_node - 1]->output[0] =
+        (char *)sm_onnx_save_vname(S, n->out[0]);
+    return 1;
+}
