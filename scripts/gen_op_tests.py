@@ -2272,7 +2272,7 @@ def gen_reduce2():
         x = np.zeros((2, 0, 3), f32)
         case(op, "empty", [x], [red(x, (1,), 0)], {"axes": [1],
                                                    "keepdims": 0})
-    seed("reduce2-int")
+    seed("reduce_mapped-int")
     x = ri(3, 4, lo=-3, hi=4)
     case("ReduceProd", "i32", [x],
          [np.prod(x, axis=1, keepdims=True).astype(i32)],

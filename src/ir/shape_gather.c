@@ -3,7 +3,7 @@
  * (GatherElements, GatherND, ScatterElements and its deprecated alias
  * Scatter, ScatterND, MaxUnpool), of OneHot, and of the ops whose output
  * size depends on the input's values (NonZero, Compress); plus the
- * helpers of shape_more.h.
+ * helpers of shape_check.h.
  *
  * Index values are checked against the dims they index whenever both are
  * known (always at run time), with the range check the kernels use
@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/shape_more.h"
+#include "ir/shape_check.h"
 #include "kernels/ref/select.h"
 
-smelt_status sm_more_index_type(sm_shape_ctx *s, const sm_type *t,
+smelt_status sm_check_index_type(sm_shape_ctx *s, const sm_type *t,
                                 const char *what)
 {
     if (t->dtype == SMELT_DTYPE_UNDEFINED || t->dtype == SMELT_DTYPE_I32 ||
@@ -25,7 +25,7 @@ smelt_status sm_more_index_type(sm_shape_ctx *s, const sm_type *t,
                   s->op->name, what, smelt_dtype_name(t->dtype));
 }
 
-smelt_status sm_more_float_type(sm_shape_ctx *s, const sm_type *t,
+smelt_status sm_check_float_type(sm_shape_ctx *s, const sm_type *t,
                                 const char *what)
 {
     if (t->dtype == SMELT_DTYPE_UNDEFINED || sm_dtype_is_float(t->dtype))
@@ -35,7 +35,7 @@ smelt_status sm_more_float_type(sm_shape_ctx *s, const sm_type *t,
                   smelt_dtype_name(t->dtype));
 }
 
-smelt_status sm_more_same_type(sm_shape_ctx *s, const sm_type *a,
+smelt_status sm_check_same_type(sm_shape_ctx *s, const sm_type *a,
                                const char *an, const sm_type *b, const char *bn)
 {
     if (a->dtype == SMELT_DTYPE_UNDEFINED ||
@@ -46,7 +46,7 @@ smelt_status sm_more_same_type(sm_shape_ctx *s, const sm_type *a,
                   smelt_dtype_name(b->dtype));
 }
 
-smelt_status sm_more_rank(sm_shape_ctx *s, const sm_type *t, const char *what,
+smelt_status sm_check_rank(sm_shape_ctx *s, const sm_type *t, const char *what,
                           int lo, int hi)
 {
     if (t->ndim < 0 || (t->ndim >= lo && (hi < 0 || t->ndim <= hi)))
@@ -64,7 +64,7 @@ smelt_status sm_more_rank(sm_shape_ctx *s, const sm_type *t, const char *what,
                   what, lo, hi, t->ndim);
 }
 
-smelt_status sm_more_same_dim(sm_shape_ctx *s, sm_dim a, const char *an,
+smelt_status sm_check_same_dim(sm_shape_ctx *s, sm_dim a, const char *an,
                               sm_dim b, const char *bn)
 {
     if (a.size < 0 || b.size < 0 || a.size == b.size)
@@ -91,7 +91,7 @@ static smelt_status one_element(sm_shape_ctx *s, int i, const char *what,
     return SMELT_OK;
 }
 
-smelt_status sm_more_scalar_int(sm_shape_ctx *s, int i, const char *what,
+smelt_status sm_check_scalar_int(sm_shape_ctx *s, int i, const char *what,
                                 int64_t *v, int *known)
 {
     const sm_tensor *d;
@@ -102,7 +102,7 @@ smelt_status sm_more_scalar_int(sm_shape_ctx *s, int i, const char *what,
     return SMELT_OK;
 }
 
-smelt_status sm_more_scalar_f64(sm_shape_ctx *s, int i, const char *what,
+smelt_status sm_check_scalar_f64(sm_shape_ctx *s, int i, const char *what,
                                 double *v, int *known)
 {
     const sm_tensor *d;
@@ -170,9 +170,9 @@ smelt_status sm_shape_gatherelements(sm_shape_ctx *s)
     const sm_type *x, *it;
     SM_TRY(sm_layout_input(s, 0, &x));
     SM_TRY(sm_layout_input(s, 1, &it));
-    SM_TRY(sm_more_index_type(s, it, "indices"));
-    SM_TRY(sm_more_rank(s, x, "data", 1, -1));
-    SM_TRY(sm_more_rank(s, it, "indices", 1, -1));
+    SM_TRY(sm_check_index_type(s, it, "indices"));
+    SM_TRY(sm_check_rank(s, x, "data", 1, -1));
+    SM_TRY(sm_check_rank(s, it, "indices", 1, -1));
     if (x->ndim >= 0 && it->ndim >= 0 && x->ndim != it->ndim)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "GatherElements: indices have rank %d but data has "
@@ -203,8 +203,8 @@ smelt_status sm_shape_gathernd(sm_shape_ctx *s)
     SM_TRY(sm_layout_input(s, 0, &x));
     SM_TRY(sm_layout_input(s, 1, &it));
     SM_TRY(nd_indices(s, it));
-    SM_TRY(sm_more_rank(s, x, "data", 1, -1));
-    SM_TRY(sm_more_rank(s, it, "indices", 1, -1));
+    SM_TRY(sm_check_rank(s, x, "data", 1, -1));
+    SM_TRY(sm_check_rank(s, it, "indices", 1, -1));
     int64_t b = sm_attrs_int(&s->attrs, "batch_dims", 0);
     sm_layout_unknown(s->out, x->dtype, SM_RANK_UNKNOWN);
     if (b < 0 || (x->ndim >= 0 && b >= x->ndim) ||
@@ -217,7 +217,7 @@ smelt_status sm_shape_gathernd(sm_shape_ctx *s)
         return SMELT_OK;
     int r = x->ndim, q = it->ndim, nb = (int)b;
     for (int d = 0; d < nb; d++)
-        SM_TRY(sm_more_same_dim(s, it->dims[d], "a batch dim of indices",
+        SM_TRY(sm_check_same_dim(s, it->dims[d], "a batch dim of indices",
                                 x->dims[d], "data's"));
     int64_t m = it->dims[q - 1].size;
     if (m < 0)
@@ -260,10 +260,10 @@ static smelt_status scatter_inputs(sm_shape_ctx *s, const sm_type **x,
     SM_TRY(sm_layout_input(s, 0, x));
     SM_TRY(sm_layout_input(s, 1, it));
     SM_TRY(sm_layout_input(s, 2, up));
-    SM_TRY(sm_more_index_type(s, *it, "indices"));
-    SM_TRY(sm_more_same_type(s, *up, "updates", *x, "data"));
-    SM_TRY(sm_more_rank(s, *x, "data", 1, -1));
-    SM_TRY(sm_more_rank(s, *it, "indices", 1, -1));
+    SM_TRY(sm_check_index_type(s, *it, "indices"));
+    SM_TRY(sm_check_same_type(s, *up, "updates", *x, "data"));
+    SM_TRY(sm_check_rank(s, *x, "data", 1, -1));
+    SM_TRY(sm_check_rank(s, *it, "indices", 1, -1));
     SM_TRY(scatter_reduction(s));
     *s->out = **x;
     return SMELT_OK;
@@ -291,7 +291,7 @@ smelt_status sm_shape_scatterelements(sm_shape_ctx *s)
     if (it->ndim < 0)
         return SMELT_OK;
     for (int d = 0; up->ndim >= 0 && d < rank; d++)
-        SM_TRY(sm_more_same_dim(s, up->dims[d], "a dim of updates", it->dims[d],
+        SM_TRY(sm_check_same_dim(s, up->dims[d], "a dim of updates", it->dims[d],
                                 "of indices"));
     if (x->ndim < 0)
         return SMELT_OK;
@@ -327,7 +327,7 @@ smelt_status sm_shape_scatternd(sm_shape_ctx *s)
                       up->ndim, want);
     for (int d = 0; up->ndim >= 0 && d < want; d++) {
         sm_dim w = d < q - 1 ? it->dims[d] : x->dims[d - (q - 1) + (int)k];
-        SM_TRY(sm_more_same_dim(s, up->dims[d], "a dim of updates", w,
+        SM_TRY(sm_check_same_dim(s, up->dims[d], "a dim of updates", w,
                                 "the one indices and data give"));
     }
     return check_indices(s, 1, x, (int)k, 0);
@@ -348,7 +348,7 @@ smelt_status sm_shape_onehot(sm_shape_ctx *s)
                       "elements");
     int64_t depth = -1;
     int known;
-    SM_TRY(sm_more_scalar_int(s, 1, "depth", &depth, &known));
+    SM_TRY(sm_check_scalar_int(s, 1, "depth", &depth, &known));
     if (known && depth < 0)
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
                       "OneHot: depth %lld is negative", (long long)depth);
@@ -381,7 +381,7 @@ smelt_status sm_shape_compress(sm_shape_ctx *s)
         return sm_err(s->ctx, SMELT_ERR_TYPE,
                       "Compress: condition must be bool, got %s",
                       smelt_dtype_name(ct->dtype));
-    SM_TRY(sm_more_rank(s, ct, "condition", 1, 1));
+    SM_TRY(sm_check_rank(s, ct, "condition", 1, 1));
     int has_axis = sm_attrs_find(&s->attrs, "axis") != NULL, axis = 0;
     sm_dim dim = {-1, NULL};
     if (!has_axis) {
@@ -392,7 +392,7 @@ smelt_status sm_shape_compress(sm_shape_ctx *s)
         *s->out = *x;
         if (x->ndim < 0)
             return SMELT_OK;
-        SM_TRY(sm_more_rank(s, x, "input", 1, -1));
+        SM_TRY(sm_check_rank(s, x, "input", 1, -1));
         SM_TRY(sm_shape_axis(s, sm_attrs_int(&s->attrs, "axis", 0), x->ndim,
                              &axis));
         dim = x->dims[axis];
@@ -432,18 +432,18 @@ smelt_status sm_shape_maxunpool(sm_shape_ctx *s)
     const sm_type *x, *it, *st = sm_shape_in(s, 2);
     SM_TRY(sm_layout_input(s, 0, &x));
     SM_TRY(sm_layout_input(s, 1, &it));
-    SM_TRY(sm_more_index_type(s, it, "I"));
+    SM_TRY(sm_check_index_type(s, it, "I"));
     const int64_t *kv;
     int rank = sm_attrs_ints(&s->attrs, "kernel_shape", &kv) + 2;
     if (rank < 3 || rank > SMELT_MAX_DIMS)
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
                       "MaxUnpool: kernel_shape must have 1 to %d values",
                       SMELT_MAX_DIMS - 2);
-    SM_TRY(sm_more_rank(s, x, "X", rank, rank));
-    SM_TRY(sm_more_rank(s, it, "I", rank, rank));
+    SM_TRY(sm_check_rank(s, x, "X", rank, rank));
+    SM_TRY(sm_check_rank(s, it, "I", rank, rank));
     for (int d = 0; x->ndim >= 0 && it->ndim >= 0 && d < x->ndim; d++)
         SM_TRY(
-            sm_more_same_dim(s, it->dims[d], "a dim of I", x->dims[d], "X's"));
+            sm_check_same_dim(s, it->dims[d], "a dim of I", x->dims[d], "X's"));
     int64_t in[SMELT_MAX_DIMS], un[SMELT_MAX_DIMS];
     for (int d = 0; d < rank; d++)
         in[d] = x->ndim >= 0 ? x->dims[d].size : -1;

@@ -1,6 +1,6 @@
 /*
  * shape_reduce.c - shape inference and cost of the reductions (ReduceSum,
- * ReduceMean, ReduceMax, ReduceMin and the reductions of reduce2.c) and
+ * ReduceMean, ReduceMax, ReduceMin and the reductions of reduce_mapped.c) and
  * ArgMax / ArgMin.
  *
  * Reduction axes come from the `axes` attribute (older opsets) or from the

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/shape_more.h"
+#include "ir/shape_check.h"
 #include "kernels/ref/resize.h"
 #include "kernels/ref/select.h"
 
@@ -32,13 +32,13 @@ static smelt_status resize_shape(sm_shape_ctx *s, int upsample)
     sm_resize_args args = {NULL, NULL, NULL, NULL, 0};
     const sm_type *t;
     if (i_roi > 0 && (t = sm_shape_in(s, i_roi))) {
-        SM_TRY(sm_more_float_type(s, t, "roi"));
+        SM_TRY(sm_check_float_type(s, t, "roi"));
         args.roi = s->in[i_roi].data;
     }
     int unknown = 0;
     if ((t = sm_shape_in(s, i_sc))) {
-        SM_TRY(sm_more_float_type(s, t, "scales"));
-        SM_TRY(sm_more_rank(s, t, "scales", 1, 1));
+        SM_TRY(sm_check_float_type(s, t, "scales"));
+        SM_TRY(sm_check_rank(s, t, "scales", 1, 1));
         args.scales = s->in[i_sc].data;
         unknown |= !args.scales && !known_empty(s, i_sc);
     } else if (upsample) {
@@ -51,7 +51,7 @@ static smelt_status resize_shape(sm_shape_ctx *s, int upsample)
             return sm_err(s->ctx, SMELT_ERR_TYPE,
                           "Resize: sizes must be i64, got %s",
                           smelt_dtype_name(t->dtype));
-        SM_TRY(sm_more_rank(s, t, "sizes", 1, 1));
+        SM_TRY(sm_check_rank(s, t, "sizes", 1, 1));
         args.sizes = s->in[i_sz].data;
         unknown |= !args.sizes && !known_empty(s, i_sz);
     }
@@ -106,12 +106,12 @@ smelt_status sm_shape_roialign(sm_shape_ctx *s)
     SM_TRY(sm_layout_input(s, 0, &x));
     SM_TRY(sm_layout_input(s, 1, &rois));
     SM_TRY(sm_layout_input(s, 2, &bi));
-    SM_TRY(sm_more_float_type(s, x, "X"));
-    SM_TRY(sm_more_same_type(s, rois, "rois", x, "X"));
-    SM_TRY(sm_more_index_type(s, bi, "batch_indices"));
-    SM_TRY(sm_more_rank(s, x, "X", 4, 4));
-    SM_TRY(sm_more_rank(s, rois, "rois", 2, 2));
-    SM_TRY(sm_more_rank(s, bi, "batch_indices", 1, 1));
+    SM_TRY(sm_check_float_type(s, x, "X"));
+    SM_TRY(sm_check_same_type(s, rois, "rois", x, "X"));
+    SM_TRY(sm_check_index_type(s, bi, "batch_indices"));
+    SM_TRY(sm_check_rank(s, x, "X", 4, 4));
+    SM_TRY(sm_check_rank(s, rois, "rois", 2, 2));
+    SM_TRY(sm_check_rank(s, bi, "batch_indices", 1, 1));
     const char *mode = sm_attrs_string(&s->attrs, "mode", "avg");
     const char *ctm = sm_attrs_string(
         &s->attrs, "coordinate_transformation_mode", "half_pixel");
@@ -137,12 +137,12 @@ smelt_status sm_shape_roialign(sm_shape_ctx *s)
     if (x->ndim == 4)
         s->out->dims[1] = x->dims[1];
     if (rois->ndim == 2) {
-        SM_TRY(sm_more_same_dim(s, rois->dims[1], "the last dim of rois",
+        SM_TRY(sm_check_same_dim(s, rois->dims[1], "the last dim of rois",
                                 (sm_dim){4, NULL}, "required to be"));
         s->out->dims[0] = rois->dims[0];
     }
     if (bi->ndim == 1) {
-        SM_TRY(sm_more_same_dim(s, bi->dims[0], "the length of batch_indices",
+        SM_TRY(sm_check_same_dim(s, bi->dims[0], "the length of batch_indices",
                                 s->out->dims[0], "the number of rois"));
         if (s->out->dims[0].size < 0)
             s->out->dims[0] = bi->dims[0];
@@ -173,7 +173,7 @@ smelt_status sm_shape_gridsample(sm_shape_ctx *s)
     const sm_type *x, *g;
     SM_TRY(sm_layout_input(s, 0, &x));
     SM_TRY(sm_layout_input(s, 1, &g));
-    SM_TRY(sm_more_float_type(s, g, "grid"));
+    SM_TRY(sm_check_float_type(s, g, "grid"));
     int mode, pad, align;
     sm_gridsample_attrs(&s->attrs, &mode, &pad, &align);
     if (mode < 0 || pad < 0)
@@ -197,9 +197,9 @@ smelt_status sm_shape_gridsample(sm_shape_ctx *s)
         s->out->dims[1] = x->dims[1];
     }
     if (g->ndim == 4) {
-        SM_TRY(sm_more_same_dim(s, g->dims[3], "the last dim of grid",
+        SM_TRY(sm_check_same_dim(s, g->dims[3], "the last dim of grid",
                                 (sm_dim){2, NULL}, "required to be"));
-        SM_TRY(sm_more_same_dim(s, g->dims[0], "the batch dim of grid",
+        SM_TRY(sm_check_same_dim(s, g->dims[0], "the batch dim of grid",
                                 s->out->dims[0], "X's"));
         if (s->out->dims[0].size < 0 && !s->out->dims[0].sym)
             s->out->dims[0] = g->dims[0];

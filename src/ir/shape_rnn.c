@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/shape_more.h"
+#include "ir/shape_check.h"
 #include "kernels/ref/rnn.h"
 
 /* What the known dims say, gathered from every input. */
@@ -56,8 +56,8 @@ static const sm_type *float_in(sm_shape_ctx *s, int i, int rank,
     *st = SMELT_OK;
     if (!t)
         return NULL;
-    if ((*st = sm_more_same_type(s, t, what, x, "X")) == SMELT_OK)
-        *st = sm_more_rank(s, t, what, rank, rank);
+    if ((*st = sm_check_same_type(s, t, what, x, "X")) == SMELT_OK)
+        *st = sm_check_rank(s, t, what, rank, rank);
     return t->ndim == rank ? t : NULL;
 }
 
@@ -127,8 +127,8 @@ static smelt_status rnn_inputs(sm_shape_ctx *s, int kind, rnn_dims *d,
     SM_TRY(sm_layout_input(s, 0, x));
     SM_TRY(sm_layout_input(s, 1, &w));
     SM_TRY(sm_layout_input(s, 2, &r));
-    SM_TRY(sm_more_float_type(s, *x, "X"));
-    SM_TRY(sm_more_rank(s, *x, "X", 3, 3));
+    SM_TRY(sm_check_float_type(s, *x, "X"));
+    SM_TRY(sm_check_rank(s, *x, "X", 3, 3));
     SM_TRY(rnn_attrs(s, k, d));
     if ((*x)->ndim == 3) {
         d->seq = (*x)->dims[d->layout];
@@ -156,8 +156,8 @@ static smelt_status rnn_inputs(sm_shape_ctx *s, int kind, rnn_dims *d,
     }
     SM_TRY(st);
     if ((t = 4 < s->n_in ? sm_shape_in(s, 4) : NULL)) {
-        SM_TRY(sm_more_index_type(s, t, "sequence_lens"));
-        SM_TRY(sm_more_rank(s, t, "sequence_lens", 1, 1));
+        SM_TRY(sm_check_index_type(s, t, "sequence_lens"));
+        SM_TRY(sm_check_rank(s, t, "sequence_lens", 1, 1));
         if (t->ndim == 1)
             SM_TRY(merge(s, &d->batch, t->dims[0], "the batch size"));
     }

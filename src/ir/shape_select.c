@@ -6,7 +6,7 @@
  */
 #include "core/alloc.h"
 #include "core/dtype.h"
-#include "ir/shape_more.h"
+#include "ir/shape_check.h"
 #include "kernels/ref/select.h"
 
 /* TopK(X, K) {axis, largest, sorted}, or TopK(X) {k} before opset 10:
@@ -15,12 +15,12 @@ smelt_status sm_shape_topk(sm_shape_ctx *s)
 {
     const sm_type *x, *kt = sm_shape_in(s, 1);
     SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_more_rank(s, x, "input", 1, -1));
+    SM_TRY(sm_check_rank(s, x, "input", 1, -1));
     int64_t k = 0;
     int known = 1, axis;
     if (kt) {
-        SM_TRY(sm_more_index_type(s, kt, "K"));
-        SM_TRY(sm_more_scalar_int(s, 1, "K", &k, &known));
+        SM_TRY(sm_check_index_type(s, kt, "K"));
+        SM_TRY(sm_check_scalar_int(s, 1, "K", &k, &known));
     } else if (sm_attrs_find(&s->attrs, "k")) {
         k = sm_attrs_int(&s->attrs, "k", 0);
     } else {
@@ -59,7 +59,7 @@ smelt_status sm_shape_unique(sm_shape_ctx *s)
     int has_axis = sm_attrs_find(&s->attrs, "axis") != NULL, axis = -1;
     sm_dim n = {-1, NULL}, u = {-1, NULL};
     if (has_axis) {
-        SM_TRY(sm_more_rank(s, x, "X", 1, -1));
+        SM_TRY(sm_check_rank(s, x, "X", 1, -1));
         s->out[0] = *x;
         if (x->ndim >= 0) {
             SM_TRY(sm_shape_axis(s, sm_attrs_int(&s->attrs, "axis", 0), x->ndim,
@@ -96,10 +96,10 @@ smelt_status sm_shape_nonmaxsuppression(sm_shape_ctx *s)
     const sm_type *bx, *sc;
     SM_TRY(sm_layout_input(s, 0, &bx));
     SM_TRY(sm_layout_input(s, 1, &sc));
-    SM_TRY(sm_more_float_type(s, bx, "boxes"));
-    SM_TRY(sm_more_same_type(s, sc, "scores", bx, "boxes"));
-    SM_TRY(sm_more_rank(s, bx, "boxes", 3, 3));
-    SM_TRY(sm_more_rank(s, sc, "scores", 3, 3));
+    SM_TRY(sm_check_float_type(s, bx, "boxes"));
+    SM_TRY(sm_check_same_type(s, sc, "scores", bx, "boxes"));
+    SM_TRY(sm_check_rank(s, bx, "boxes", 3, 3));
+    SM_TRY(sm_check_rank(s, sc, "scores", 3, 3));
     int64_t cpb = sm_attrs_int(&s->attrs, "center_point_box", 0);
     if (cpb != 0 && cpb != 1)
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
@@ -107,12 +107,12 @@ smelt_status sm_shape_nonmaxsuppression(sm_shape_ctx *s)
                       "1",
                       (long long)cpb);
     if (bx->ndim == 3) {
-        SM_TRY(sm_more_same_dim(s, bx->dims[2], "the last dim of boxes",
+        SM_TRY(sm_check_same_dim(s, bx->dims[2], "the last dim of boxes",
                                 (sm_dim){4, NULL}, "required to be"));
         if (sc->ndim == 3) {
-            SM_TRY(sm_more_same_dim(s, bx->dims[0], "the batch dim of boxes",
+            SM_TRY(sm_check_same_dim(s, bx->dims[0], "the batch dim of boxes",
                                     sc->dims[0], "that of scores"));
-            SM_TRY(sm_more_same_dim(s, bx->dims[1], "the box dim of boxes",
+            SM_TRY(sm_check_same_dim(s, bx->dims[1], "the box dim of boxes",
                                     sc->dims[2], "that of scores"));
         }
     }
@@ -121,7 +121,7 @@ smelt_status sm_shape_nonmaxsuppression(sm_shape_ctx *s)
     for (int i = 0; i < 3; i++) {
         double v;
         int known;
-        SM_TRY(sm_more_scalar_f64(s, i + 2, names[i], &v, &known));
+        SM_TRY(sm_check_scalar_f64(s, i + 2, names[i], &v, &known));
         if (sm_shape_in(s, i + 2)) {
             opt[i] = s->in[i + 2].data;
             all = all && known;

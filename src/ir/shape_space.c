@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "ir/shape_more.h"
+#include "ir/shape_check.h"
 
 /* DepthToSpace and SpaceToDepth: an NCHW input and blocksize b > 0. */
 static smelt_status block_input(sm_shape_ctx *s, const sm_type **x, int64_t *b)
 {
     SM_TRY(sm_layout_input(s, 0, x));
-    SM_TRY(sm_more_rank(s, *x, "input", 4, 4));
+    SM_TRY(sm_check_rank(s, *x, "input", 4, 4));
     if (!sm_attrs_find(&s->attrs, "blocksize"))
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
                       "%s: attribute blocksize is required", s->op->name);
@@ -87,9 +87,9 @@ smelt_status sm_shape_reversesequence(sm_shape_ctx *s)
     const sm_type *x, *lt;
     SM_TRY(sm_layout_input(s, 0, &x));
     SM_TRY(sm_layout_input(s, 1, &lt));
-    SM_TRY(sm_more_index_type(s, lt, "sequence_lens"));
-    SM_TRY(sm_more_rank(s, x, "input", 2, -1));
-    SM_TRY(sm_more_rank(s, lt, "sequence_lens", 1, 1));
+    SM_TRY(sm_check_index_type(s, lt, "sequence_lens"));
+    SM_TRY(sm_check_rank(s, x, "input", 2, -1));
+    SM_TRY(sm_check_rank(s, lt, "sequence_lens", 1, 1));
     int64_t ba = sm_attrs_int(&s->attrs, "batch_axis", 1);
     int64_t ta = sm_attrs_int(&s->attrs, "time_axis", 0);
     if (ba < 0 || ba > 1 || ta < 0 || ta > 1 || ba == ta)
@@ -100,7 +100,7 @@ smelt_status sm_shape_reversesequence(sm_shape_ctx *s)
     *s->out = *x;
     if (x->ndim < 0 || lt->ndim < 0)
         return SMELT_OK;
-    SM_TRY(sm_more_same_dim(s, lt->dims[0], "the length of sequence_lens",
+    SM_TRY(sm_check_same_dim(s, lt->dims[0], "the length of sequence_lens",
                             x->dims[ba], "the batch dim"));
     const sm_tensor *lens = s->in[1].data;
     int64_t t = x->dims[ta].size;
@@ -121,12 +121,12 @@ smelt_status sm_shape_trilu(sm_shape_ctx *s)
 {
     const sm_type *x, *kt = sm_shape_in(s, 1);
     SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_more_rank(s, x, "input", 2, -1));
+    SM_TRY(sm_check_rank(s, x, "input", 2, -1));
     if (kt) {
         int64_t k;
         int known;
-        SM_TRY(sm_more_index_type(s, kt, "k"));
-        SM_TRY(sm_more_scalar_int(s, 1, "k", &k, &known));
+        SM_TRY(sm_check_index_type(s, kt, "k"));
+        SM_TRY(sm_check_scalar_int(s, 1, "k", &k, &known));
     }
     *s->out = *x;
     return SMELT_OK;
@@ -138,7 +138,7 @@ smelt_status sm_shape_eyelike(sm_shape_ctx *s)
 {
     const sm_type *x;
     SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_more_rank(s, x, "input", 2, 2));
+    SM_TRY(sm_check_rank(s, x, "input", 2, 2));
     smelt_dtype dt = x->dtype;
     const sm_attr *da = sm_attrs_find(&s->attrs, "dtype");
     if (da) {
@@ -161,16 +161,16 @@ smelt_status sm_shape_cumsum(sm_shape_ctx *s)
     const sm_type *x, *at;
     SM_TRY(sm_layout_input(s, 0, &x));
     SM_TRY(sm_layout_input(s, 1, &at));
-    SM_TRY(sm_more_index_type(s, at, "axis"));
+    SM_TRY(sm_check_index_type(s, at, "axis"));
     if (x->dtype == SMELT_DTYPE_BOOL)
         return sm_err(s->ctx, SMELT_ERR_TYPE,
                       "CumSum: x must be numeric, not bool");
     int64_t axis;
     int known, ax;
-    SM_TRY(sm_more_scalar_int(s, 1, "axis", &axis, &known));
+    SM_TRY(sm_check_scalar_int(s, 1, "axis", &axis, &known));
     *s->out = *x;
     if (known && x->ndim >= 0) {
-        SM_TRY(sm_more_rank(s, x, "x", 1, -1));
+        SM_TRY(sm_check_rank(s, x, "x", 1, -1));
         SM_TRY(sm_shape_axis(s, axis, x->ndim, &ax));
     }
     return SMELT_OK;

@@ -236,33 +236,3 @@ smelt_status smelt_graph_clone(smelt_ctx_t *ctx, const smelt_graph_t *g,
         return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_graph_clone: NULL");
     return sm_graph_clone(ctx, g, out);
 }
-
-static const sm_type *input_type(const smelt_graph_t *g, int i)
-{
-    return g && i >= 0 && i < g->top->n_params ? &g->top->params[i]->type
-                                               : NULL;
-}
-
-smelt_dtype smelt_graph_input_dtype(const smelt_graph_t *g, int i)
-{
-    const sm_type *t = input_type(g, i);
-    return t ? t->dtype : SMELT_DTYPE_UNDEFINED;
-}
-
-int smelt_graph_input_ndim(const smelt_graph_t *g, int i)
-{
-    const sm_type *t = input_type(g, i);
-    return t ? t->ndim : -1;
-}
-
-int64_t smelt_graph_input_dim(const smelt_graph_t *g, int i, int axis)
-{
-    const sm_type *t = input_type(g, i);
-    return t && axis >= 0 && axis < t->ndim ? t->dims[axis].size : -1;
-}
-
-const char *smelt_graph_input_dim_name(const smelt_graph_t *g, int i, int axis)
-{
-    const sm_type *t = input_type(g, i);
-    return t && axis >= 0 && axis < t->ndim ? t->dims[axis].sym : NULL;
-}

@@ -11,7 +11,7 @@
 #include "cpu_harness.h"
 
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/conv_winograd.h"
 #include "core/act.h"
 
 /* Every table this CPU can run, widest first. */
@@ -608,7 +608,7 @@ static void test_conv_depthwise(void **state)
 /* FusedConv: bias, residual (full and per channel) and every activation,
  * on the GEMM path and the depthwise paths: planes channel-interleaved
  * (9 x 7, 9 x 37; 20 channels: a partial block of 16 too), and planes too
- * large for that (conv_dwc.c), per plane: narrow ones as one flat run
+ * large for that (conv_depthwise_blocked.c), per plane: narrow ones as one flat run
  * (700 x 20), rows of 32 or more one by one (140 x 140; those two for the
  * first activations only, they are large). */
 static void test_fusedconv_op(void **state)

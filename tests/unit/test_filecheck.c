@@ -1,5 +1,5 @@
 /*
- * test_filecheck.c - runs every .ir pass test in tests/ir, in the manner of
+ * test_filecheck.c - runs every .ir pass test in tests/passes, in the manner of
  * LLVM's FileCheck.
  *
  * A test file is a text-IR graph whose comments carry the directives:
@@ -332,7 +332,7 @@ static int by_name(const void *a, const void *b)
 
 int main(void)
 {
-    const char *dir = tu_path("ir");
+    const char *dir = tu_path("passes");
     char dirbuf[2048];
     snprintf(dirbuf, sizeof dirbuf, "%s", dir);
     DIR *d = opendir(dirbuf);

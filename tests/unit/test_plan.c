@@ -2,7 +2,7 @@
  * test_plan.c - compiled plans against the reference interpreter.
  *
  * Every per-op case under tests/ops/ and every graph under tests/graphs/
- * and tests/ir/ is compiled into a plan and run, under each ISA level
+ * and tests/passes/ is compiled into a plan and run, under each ISA level
  * that SMELT_ISA can force (scalar, avx2, avx512; a level above what the
  * CPU has runs the lower path), and its outputs are compared with the
  * reference interpreter's: floats within 1e-4 relative, integers and
@@ -344,7 +344,7 @@ static void test_plan_graphs(void **state)
     (void)state;
     int failed = 0;
     int a = walk_graphs(SMELT_TEST_DIR "/graphs", &failed);
-    int b = walk_graphs(SMELT_TEST_DIR "/ir", &failed);
+    int b = walk_graphs(SMELT_TEST_DIR "/passes", &failed);
     print_message("%d + %d graphs compared with the reference\n", a, b);
     assert_true(a >= 8);
     assert_true(b >= 10);

@@ -15,7 +15,7 @@
 
 /* Reads a whole file (NUL-terminated); NULL when it cannot be read. */
 char *tu_read_file(const char *path, size_t *len);
-/* Path under tests/: tu_path("ir/x.ir") -> ".../tests/ir/x.ir" (static). */
+/* Path under tests/: tu_path("ir/x.ir") -> ".../tests/passes/x.ir" (static). */
 const char *tu_path(const char *rel);
 
 /* Runs `cmd` through the shell in folder dir (NULL: the current one) with

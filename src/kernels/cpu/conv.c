@@ -7,11 +7,11 @@
  *     when constant) and the input as B, the input itself for a 1x1,
  *     else B's panels gathered straight from the input while packing
  *     (im2col one KC x NC block at a time, never the whole matrix);
- *   - winograd F(4x4, 3x3) (winograd.c) and position-major (conv_pm.c)
+ *   - winograd F(4x4, 3x3) (conv_winograd.c) and position-major (conv_posmajor.c)
  *     for constant weights, which they read only in their prepacked form;
  *   - direct for few input channels (conv_direct.c);
- *   - depthwise layers row by row (conv_dw.c) or channel-interleaved
- *     (depthwise-blocked, conv_dwc.c).
+ *   - depthwise layers row by row (conv_depthwise.c) or channel-interleaved
+ *     (depthwise-blocked, conv_depthwise_blocked.c).
  * Bias, residual and activation run as the epilogue of every path, so a
  * FusedConv writes its output once.
  */
@@ -22,7 +22,7 @@
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/keep_loops.h"
 #include "kernels/cpu/registry.h"
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/conv_winograd.h"
 #include "kernels/ref/window.h"
 
 int sm_conv_is_1x1(const sm_conv_geom *g)

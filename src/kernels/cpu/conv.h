@@ -1,7 +1,7 @@
 /*
  * conv.h - 2-D convolution geometry shared by the optimized Conv /
  * FusedConv kernels (conv.c) and their paths: implicit GEMM and 1x1 as
- * GEMM (conv.c), depthwise (conv_dw.c), Winograd (winograd.c).
+ * GEMM (conv.c), depthwise (conv_depthwise.c), Winograd (conv_winograd.c).
  */
 #ifndef SM_CPU_CONV_H
 #define SM_CPU_CONV_H
@@ -57,7 +57,7 @@ typedef struct sm_im2col {
 void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
                          int64_t kc, int64_t j0, int64_t n, int nr, float *dst);
 
-/* Position-major convolution (conv_pm.c): Y^T [OH*OW, M] = X^T W^T, the
+/* Position-major convolution (conv_posmajor.c): Y^T [OH*OW, M] = X^T W^T, the
  * input as A (im2col) and the weights prepacked as B [K, M], for layers
  * whose output positions are few next to the column tile. */
 int sm_conv_pm_wanted(const sm_conv_geom *g);
@@ -83,11 +83,11 @@ smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             void *ws, size_t ws_bytes);
 
 /* Depthwise convolutions (Cg == 1) with at most this many taps take the
- * direct path of conv_dw.c. */
+ * direct path of conv_depthwise.c. */
 #define SM_CONV_DW_MAX_TAPS 64
 
 /* Small planes (output rows under 32) take the channel-interleaved path
- * of conv_dwc.c: its choice, scratch bytes and run (as
+ * of conv_depthwise_blocked.c: its choice, scratch bytes and run (as
  * sm_conv_depthwise's). */
 int sm_conv_dwc_wanted(const sm_conv_geom *g);
 size_t sm_conv_dwc_workspace(const sm_conv_geom *g, int n_threads);
@@ -97,11 +97,11 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                          const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
                          void *ws, size_t ws_bytes);
 
-/* Scratch bytes of the row-by-row depthwise path (conv_dw.c) with
+/* Scratch bytes of the row-by-row depthwise path (conv_depthwise.c) with
  * n_threads threads. */
 size_t sm_conv_dw_workspace(const sm_conv_geom *g, int n_threads);
 
-/* Depthwise convolution row by row (conv_dw.c; conv.c chooses it over
+/* Depthwise convolution row by row (conv_depthwise.c; conv.c chooses it over
  * sm_conv_dwc): Y = epilogue(conv) in one pass per output row, split
  * over the pool by (image, channel). ws may be NULL (allocated here). */
 smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,

@@ -173,7 +173,7 @@ typedef struct sm_cpu_ops {
      * apart: vl in a padded scratch buffer, 16 in a channel-blocked
      * tensor read in place): out[oy * ors + ox * os + l] = act(bias[l] +
      * sum over taps t of wt[t * vl + l] * in[oy * sh * pitch + ox * sw *
-     * ps + off[t] + l]) (conv_dwc.c); os is vl, or the channel count of
+     * ps + off[t] + l]) (conv_depthwise_blocked.c); os is vl, or the channel count of
      * an NHWC output. */
     void (*dw_cblock)(const float *in, int64_t pitch, int64_t ps, int64_t sh,
                       int64_t sw, const float *wt, const int64_t *off,
@@ -194,7 +194,7 @@ typedef struct sm_cpu_ops {
     void (*lanes_out)(const float *s, int64_t n, int64_t stride,
                       float *const *d);
 
-    /* ---- Winograd F(4x4, 3x3) transforms (winograd.inc.h) ---- */
+    /* ---- Winograd F(4x4, 3x3) transforms (conv_winograd.inc.h) ---- */
     /* B^T d B of n tiles whose 6 input rows are phase-split (4 phases of
      * L floats each): value xi of tile k to v[xi * vstride + k]. */
     void (*wino_in)(const float *const *rows, int64_t L, float *v,

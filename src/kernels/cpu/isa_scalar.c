@@ -20,5 +20,5 @@
 #include "kernels/cpu/vmath.inc.h"
 #include "kernels/cpu/gemm.inc.h"
 #include "kernels/cpu/rows.inc.h"
-#include "kernels/cpu/winograd.inc.h"
+#include "kernels/cpu/conv_winograd.inc.h"
 #include "kernels/cpu/isa_table.inc.h"

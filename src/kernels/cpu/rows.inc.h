@@ -308,7 +308,7 @@ static void max_strided(const float *x, int64_t sx, float *y, int64_t n)
 
 /* y[i] = act(bias + sum over t < ntaps of w[t] * taps[t][i]), for i in
  * [0, n): one output row of a depthwise convolution whose taps are
- * contiguous rows (conv_dw.c pads and phase-splits the input so every tap
+ * contiguous rows (conv_depthwise.c pads and phase-splits the input so every tap
  * is), with the bias and activation of its fused epilogue applied in
  * registers before the store. Four vectors of outputs per step, so four
  * independent FMA chains hide the FMA latency; the last step masks its
@@ -357,7 +357,7 @@ VINL void dw_row_body(const float *const *taps, const float *w, const int nt,
 }
 
 /* One block of VL channels of a depthwise convolution on channel-
- * interleaved data (conv_dwc.c): for the OH x OW outputs,
+ * interleaved data (conv_depthwise_blocked.c): for the OH x OW outputs,
  * out[oy * ors + ox * os + l] = act(bias[l] + sum over t of
  * wt[t * VL + l] * in[q(oy, ox) + off[t] + l]), q(oy, ox) = oy * sh *
  * pitch + ox * sw * ps. The input's pixels are ps floats apart: VL in a
@@ -580,7 +580,7 @@ static void gather2(const float *x, float *d, int64_t n)
     }
 }
 
-/* Channel interleaving a vector at a time (conv_dwc.c, conv_pm.c):
+/* Channel interleaving a vector at a time (conv_depthwise_blocked.c, conv_posmajor.c):
  * lanes_in: d[j * VL + l] = s[l][j], lanes_out: d[l][j] = s[j * stride +
  * l], for l < VL and j < n; whole VL x VL blocks transposed in registers,
  * the last columns one by one. */

@@ -1,7 +1,7 @@
 /*
  * reduce.c - reference kernels of ReduceSum, ReduceMean, ReduceMax,
  * ReduceMin, ArgMax and ArgMin; the loop the other reductions share
- * (reduce2.c).
+ * (reduce_mapped.c).
  *
  * Floats accumulate in double and round once on store; integers
  * accumulate in int64 (wrapping on overflow) so that they stay exact.

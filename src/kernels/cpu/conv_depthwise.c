@@ -1,5 +1,5 @@
 /*
- * conv_dw.c - depthwise convolution (one input channel per group, as in
+ * conv_depthwise.c - depthwise convolution (one input channel per group, as in
  * MobileNet), direct, one (image, channel) plane at a time:
  *   1. the input plane is copied once into a zero-padded, phase-split
  *      form: for strides sh x sw, sh * sw planes, plane (a, b) holding

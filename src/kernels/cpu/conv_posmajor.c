@@ -1,5 +1,5 @@
 /*
- * conv_pm.c - convolution as a position-major GEMM, for layers with few
+ * conv_posmajor.c - convolution as a position-major GEMM, for layers with few
  * output positions and many channels (ResNet's and MobileNet's 7x7 and
  * 14x14 stages):
  *

@@ -1,6 +1,6 @@
 /*
- * winograd.h - Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions
- * (winograd.c), a path of the optimized Conv kernel (conv.c).
+ * conv_winograd.h - Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions
+ * (conv_winograd.c), a path of the optimized Conv kernel (conv.c).
  */
 #ifndef SM_CPU_WINOGRAD_H
 #define SM_CPU_WINOGRAD_H

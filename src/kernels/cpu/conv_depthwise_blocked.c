@@ -1,8 +1,8 @@
 /*
- * conv_dwc.c - depthwise convolution on channels interleaved a vector at
+ * conv_depthwise_blocked.c - depthwise convolution on channels interleaved a vector at
  * a time, for planes up to about 120 x 120 (all of MobileNet's).
  *
- * The per-plane path (conv_dw.c) vectorizes along a plane's rows; a
+ * The per-plane path (conv_depthwise.c) vectorizes along a plane's rows; a
  * 7 x 7 plane is 49 outputs, and the fixed cost of splitting, sweeping
  * and copying it out dominates, and a stride-2 plane has to be
  * deinterleaved first. Here each
@@ -332,7 +332,7 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
         sm_conv_epi(g, J->epi, J->bias, J->res, &e);
         if (e.t[1].p)
             e.t[1].p += n * g->r_sn;
-        /* as conv_dw.c: only a residual varying over the plane (or an
+        /* as conv_depthwise.c: only a residual varying over the plane (or an
          * alpha) needs a pass of its own */
         int sep = J->epi_on && (e.alpha != 1.0f || (e.t[1].p && e.t[1].cs));
         for (int64_t l = 0; l < vl; l++) {

@@ -1,6 +1,6 @@
 /*
- * winograd.inc.h - the vector parts of Winograd F(4x4, 3x3) convolution
- * (winograd.c), written once over a simd_*.h vocabulary and compiled per
+ * conv_winograd.inc.h - the vector parts of Winograd F(4x4, 3x3) convolution
+ * (conv_winograd.c), written once over a simd_*.h vocabulary and compiled per
  * ISA. Lanes are tiles: VL consecutive 4 x 4 output tiles of one tile row
  * are transformed together, so the 36 transformed values of each tile
  * land as contiguous vectors in the 36 GEMM operands.

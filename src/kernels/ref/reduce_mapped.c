@@ -1,5 +1,5 @@
 /*
- * reduce2.c - reference kernels of ReduceProd, ReduceL1, ReduceL2,
+ * reduce_mapped.c - reference kernels of ReduceProd, ReduceL1, ReduceL2,
  * ReduceSumSquare, ReduceLogSum and ReduceLogSumExp, on the loop of
  * reduce.c (sm_ref_reduce_run): each is a map of the elements, a fold and
  * a final function.

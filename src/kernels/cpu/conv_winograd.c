@@ -1,5 +1,5 @@
 /*
- * winograd.c - 3x3 stride-1 convolution by Winograd F(4x4, 3x3): each
+ * conv_winograd.c - 3x3 stride-1 convolution by Winograd F(4x4, 3x3): each
  * 4 x 4 output tile costs 36 multiplies per (input, output) channel pair
  * instead of 144. Three passes per run:
  *   1. input transform: every 6 x 6 input patch d (tiles overlap by 2)
@@ -8,12 +8,12 @@
  *      weights G g G^T, prepacked once (sm_wino_pack);
  *   3. output transform: Y tile = A^T Z A, then the fused epilogue (bias,
  *      residual, activation) on each output row while it is in L1.
- * The transforms are vectorized across tiles (winograd.inc.h); passes 1
+ * The transforms are vectorized across tiles (conv_winograd.inc.h); passes 1
  * and 3 split over the pool by (channel, image, tile row), pass 2 is the
  * threaded GEMM. Tiles of all images of the batch share each GEMM.
  */
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/conv_winograd.h"
 
 #include <string.h>
 

@@ -1,8 +1,54 @@
 /*
- * graph_info.c - public accessors for inspecting a graph (what `smelt
- * info` shows): output types, the op of every node, and the constants.
+ * graph_query.c - the public accessors that read a graph: its name,
+ * inputs and outputs with their types, node counts, the op of every
+ * node and the constants (what `smelt info` shows). Construction and
+ * mutation are graph.c's and rewrite.c's.
  */
 #include "ir/ir.h"
+
+const char *smelt_graph_name(const smelt_graph_t *g)
+{
+    return g ? g->name : NULL;
+}
+
+int smelt_graph_num_inputs(const smelt_graph_t *g)
+{
+    return g ? g->top->n_params : 0;
+}
+
+int smelt_graph_num_outputs(const smelt_graph_t *g)
+{
+    return g ? g->top->n_ret : 0;
+}
+
+const char *smelt_graph_input_name(const smelt_graph_t *g, int i)
+{
+    if (!g || i < 0 || i >= g->top->n_params)
+        return NULL;
+    return g->top->params[i]->name;
+}
+
+const char *smelt_graph_output_name(const smelt_graph_t *g, int i)
+{
+    if (!g || i < 0 || i >= g->top->n_ret)
+        return NULL;
+    return g->top->ret[i]->name;
+}
+
+/* Nodes of b and of every block nested in it. */
+static int count_nodes(const sm_block *b)
+{
+    int n = b->n_nodes;
+    for (int i = 0; i < b->n_nodes; i++)
+        for (int j = 0; j < b->nodes[i]->n_blocks; j++)
+            n += count_nodes(b->nodes[i]->blocks[j]);
+    return n;
+}
+
+int smelt_graph_num_nodes(const smelt_graph_t *g)
+{
+    return g ? count_nodes(g->top) : 0;
+}
 
 static const sm_type *output_type(const smelt_graph_t *g, int i)
 {
@@ -107,4 +153,34 @@ void smelt_graph_constants(const smelt_graph_t *g, int64_t *count,
         *numel = n;
     if (bytes)
         *bytes = b;
+}
+
+static const sm_type *input_type(const smelt_graph_t *g, int i)
+{
+    return g && i >= 0 && i < g->top->n_params ? &g->top->params[i]->type
+                                               : NULL;
+}
+
+smelt_dtype smelt_graph_input_dtype(const smelt_graph_t *g, int i)
+{
+    const sm_type *t = input_type(g, i);
+    return t ? t->dtype : SMELT_DTYPE_UNDEFINED;
+}
+
+int smelt_graph_input_ndim(const smelt_graph_t *g, int i)
+{
+    const sm_type *t = input_type(g, i);
+    return t ? t->ndim : -1;
+}
+
+int64_t smelt_graph_input_dim(const smelt_graph_t *g, int i, int axis)
+{
+    const sm_type *t = input_type(g, i);
+    return t && axis >= 0 && axis < t->ndim ? t->dims[axis].size : -1;
+}
+
+const char *smelt_graph_input_dim_name(const smelt_graph_t *g, int i, int axis)
+{
+    const sm_type *t = input_type(g, i);
+    return t && axis >= 0 && axis < t->ndim ? t->dims[axis].sym : NULL;
 }
