@@ -1,5 +1,5 @@
 /*
- * test_ref_index_edges.c - the more indexing, layout and sequence ops (the
+ * test_ref_index_edges.c - the indexing, gathering and sequence ops (the
  * ops.def section of that name): what tests/ops' generated cases do not
  * reach. Error paths of the shape functions (bad indices, k, scales,
  * shapes, attributes: right status, a message naming the op and the

@@ -266,7 +266,7 @@ int sm_cpu_conv_supports(const sm_kernel_desc *d)
 static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w)
 {
     if (is_depthwise(g))
-        return sm_conv_dwc_wanted(g) ? SM_CPU_ALGO_DEPTHWISE_BLOCKED
+        return sm_conv_depthwise_blocked_wanted(g) ? SM_CPU_ALGO_DEPTHWISE_BLOCKED
                                      : SM_CPU_ALGO_DEPTHWISE;
     if (g->nhwc)
         return SM_CPU_ALGO_POS_MAJOR;
@@ -274,7 +274,7 @@ static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w)
         return SM_CPU_ALGO_DIRECT;
     if (const_w && sm_wino_eligible(g))
         return SM_CPU_ALGO_WINOGRAD;
-    if (const_w && sm_conv_pm_wanted(g))
+    if (const_w && sm_conv_posmajor_wanted(g))
         return SM_CPU_ALGO_POS_MAJOR;
     return sm_conv_is_1x1(g) ? SM_CPU_ALGO_GEMM_1X1 : SM_CPU_ALGO_IM2COL;
 }
@@ -297,11 +297,11 @@ void sm_cpu_conv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
     switch (c->algo) {
     case SM_CPU_ALGO_DEPTHWISE_BLOCKED:
         c->geom[0] = g.kh * g.kw;
-        c->ws_bytes = sm_conv_dwc_workspace(&g, threads);
+        c->ws_bytes = sm_conv_depthwise_blocked_workspace(&g, threads);
         break;
     case SM_CPU_ALGO_DEPTHWISE:
         c->geom[0] = g.kh * g.kw;
-        c->ws_bytes = sm_conv_dw_workspace(&g, threads);
+        c->ws_bytes = sm_conv_depthwise_workspace(&g, threads);
         break;
     case SM_CPU_ALGO_DIRECT:
         c->geom[0] = g.K;
@@ -318,7 +318,7 @@ void sm_cpu_conv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
         c->geom[1] = g.M;
         c->geom[2] = g.K;
         c->geom[3] = g.N;
-        c->ws_bytes = sm_conv_pm_workspace(&g, threads);
+        c->ws_bytes = sm_conv_posmajor_workspace(&g, threads);
         break;
     default: /* the GEMM per (image, group) */
         c->packs = const_w;
@@ -348,7 +348,7 @@ smelt_status sm_cpu_conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
     if (c->algo == SM_CPU_ALGO_WINOGRAD) {
         SM_TRY(sm_wino_pack(ctx, ops, w, g.M, g.C, &p));
     } else if (c->algo == SM_CPU_ALGO_POS_MAJOR) {
-        SM_TRY(sm_conv_pm_pack(ctx, ops, &g, w, &p));
+        SM_TRY(sm_conv_posmajor_pack(ctx, ops, &g, w, &p));
     } else {
         /* A panels, one packed matrix per group */
         sm_matf wv = {w, g.K, 1};
@@ -434,7 +434,7 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     size_t wsb = a->workspace_bytes;
     switch (c->algo) {
     case SM_CPU_ALGO_DEPTHWISE_BLOCKED:
-        return sm_conv_dwc(a->ctx, ops, &g, x, w, bias, res, &base, y, tp, ws,
+        return sm_conv_depthwise_blocked(a->ctx, ops, &g, x, w, bias, res, &base, y, tp, ws,
                            wsb);
     case SM_CPU_ALGO_DEPTHWISE:
         return sm_conv_depthwise(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
@@ -448,7 +448,7 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         return sm_conv_winograd(a->ctx, ops, &g, x, pa, &e, y, tp, ws, wsb);
     }
     case SM_CPU_ALGO_POS_MAJOR:
-        return sm_conv_pm_run(a->ctx, ops, &g, x, pa, bias, res, &base, y, tp,
+        return sm_conv_posmajor_run(a->ctx, ops, &g, x, pa, bias, res, &base, y, tp,
                               ws, wsb);
     case SM_CPU_ALGO_GEMM_1X1:
     case SM_CPU_ALGO_IM2COL:
@@ -475,7 +475,7 @@ unsigned sm_cpu_conv_layouts(const sm_kernel_desc *d)
     if (!sm_cpu_conv_supports(d) || !desc_geom(d, &g))
         return 0;
     if (is_depthwise(&g))
-        return g.Mg == 1 && !g.has_r && sm_conv_dwc_wanted(&g)
+        return g.Mg == 1 && !g.has_r && sm_conv_depthwise_blocked_wanted(&g)
                    ? SM_NHWC_IN | SM_NHWC_OUT | (g.C % 16 ? 0 : SM_B16_IN)
                    : 0;
     if (g.G != 1 || !d->in[1].is_const || sm_wino_eligible(&g) || g.M % 16)
@@ -485,7 +485,7 @@ unsigned sm_cpu_conv_layouts(const sm_kernel_desc *d)
     sm_gemm_epi e = sm_gemm_epi_none();
     sm_cpu_epi_act(&d->attrs, &e);
     unsigned b16 = !g.has_r && sm_gemm_act_fusable(e.act) ? SM_B16_OUT : 0;
-    if (sm_conv_pm_wanted(&g))
+    if (sm_conv_posmajor_wanted(&g))
         return SM_NHWC_OUT | b16 | (sm_conv_is_1x1(&g) ? SM_NHWC_IN : 0);
     /* a 1x1 layer with many positions runs position-major only for
      * channels-last operands; an NHWC input alone would cost a

@@ -60,13 +60,13 @@ void sm_conv_im2col_pack(const void *user, int64_t batch, int64_t k0,
 /* Position-major convolution (conv_posmajor.c): Y^T [OH*OW, M] = X^T W^T, the
  * input as A (im2col) and the weights prepacked as B [K, M], for layers
  * whose output positions are few next to the column tile. */
-int sm_conv_pm_wanted(const sm_conv_geom *g);
-size_t sm_conv_pm_workspace(const sm_conv_geom *g, int n_threads);
+int sm_conv_posmajor_wanted(const sm_conv_geom *g);
+size_t sm_conv_posmajor_workspace(const sm_conv_geom *g, int n_threads);
 /* The weights [M, K] as the prepacked B [K, M]. */
-smelt_status sm_conv_pm_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+smelt_status sm_conv_posmajor_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                              const sm_conv_geom *g, const float *w,
                              sm_gemm_pack **out);
-smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+smelt_status sm_conv_posmajor_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const sm_conv_geom *g, const float *x,
                             const sm_gemm_pack *wb, const float *bias,
                             const float *res, const sm_gemm_epi *epi, float *y,
@@ -89,9 +89,9 @@ smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
 /* Small planes (output rows under 32) take the channel-interleaved path
  * of conv_depthwise_blocked.c: its choice, scratch bytes and run (as
  * sm_conv_depthwise's). */
-int sm_conv_dwc_wanted(const sm_conv_geom *g);
-size_t sm_conv_dwc_workspace(const sm_conv_geom *g, int n_threads);
-smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+int sm_conv_depthwise_blocked_wanted(const sm_conv_geom *g);
+size_t sm_conv_depthwise_blocked_workspace(const sm_conv_geom *g, int n_threads);
+smelt_status sm_conv_depthwise_blocked(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                          const sm_conv_geom *g, const float *x, const float *w,
                          const float *bias, const float *res,
                          const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
@@ -99,10 +99,10 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
 
 /* Scratch bytes of the row-by-row depthwise path (conv_depthwise.c) with
  * n_threads threads. */
-size_t sm_conv_dw_workspace(const sm_conv_geom *g, int n_threads);
+size_t sm_conv_depthwise_workspace(const sm_conv_geom *g, int n_threads);
 
 /* Depthwise convolution row by row (conv_depthwise.c; conv.c chooses it over
- * sm_conv_dwc): Y = epilogue(conv) in one pass per output row, split
+ * sm_conv_depthwise_blocked): Y = epilogue(conv) in one pass per output row, split
  * over the pool by (image, channel). ws may be NULL (allocated here). */
 smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                                const sm_conv_geom *g, const float *x,

@@ -53,7 +53,7 @@ static void dw_layout(const sm_cpu_ops *ops, const sm_conv_geom *g, dw_lay *l)
     l->per_thread = (floats * sizeof(float) + 63) & ~(size_t)63;
 }
 
-size_t sm_conv_dw_workspace(const sm_conv_geom *g, int n_threads)
+size_t sm_conv_depthwise_workspace(const sm_conv_geom *g, int n_threads)
 {
     dw_lay l;
     dw_layout(NULL, g, &l);
@@ -162,7 +162,7 @@ smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         threads = 1;
     void *own;
     char *scratch =
-        sm_cpu_scratch(ws, ws_bytes, sm_conv_dw_workspace(g, threads), &own);
+        sm_cpu_scratch(ws, ws_bytes, sm_conv_depthwise_workspace(g, threads), &own);
     if (!scratch)
         return sm_err_nomem(ctx);
     dw_job J = {.ops = ops,

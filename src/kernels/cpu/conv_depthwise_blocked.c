@@ -92,7 +92,7 @@ static size_t dwc_per_thread(const sm_conv_geom *g)
     return (floats * sizeof(float) + 63) & ~(size_t)63;
 }
 
-int sm_conv_dwc_wanted(const sm_conv_geom *g)
+int sm_conv_depthwise_blocked_wanted(const sm_conv_geom *g)
 {
     int64_t hp, wp;
     dwc_extent(g, &hp, &wp);
@@ -100,7 +100,7 @@ int sm_conv_dwc_wanted(const sm_conv_geom *g)
            (size_t)(hp * wp) * DWC_MAX_VL * sizeof(float) <= DWC_MAX_BYTES;
 }
 
-size_t sm_conv_dwc_workspace(const sm_conv_geom *g, int n_threads)
+size_t sm_conv_depthwise_blocked_workspace(const sm_conv_geom *g, int n_threads)
 {
     return (size_t)(n_threads < 1 ? 1 : n_threads) * dwc_per_thread(g) + 64;
 }
@@ -380,7 +380,7 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
-smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+smelt_status sm_conv_depthwise_blocked(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                          const sm_conv_geom *g, const float *x, const float *w,
                          const float *bias, const float *res,
                          const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
@@ -424,7 +424,7 @@ smelt_status sm_conv_dwc(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                       "over the plane and whole blocks of 16 channels");
     void *own;
     J.ws =
-        sm_cpu_scratch(ws, ws_bytes, sm_conv_dwc_workspace(g, threads), &own);
+        sm_cpu_scratch(ws, ws_bytes, sm_conv_depthwise_blocked_workspace(g, threads), &own);
     if (!J.ws)
         return sm_err_nomem(ctx);
     /* one task: the calling thread alone (the scratch is for one) */

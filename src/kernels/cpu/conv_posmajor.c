@@ -43,7 +43,7 @@
  * workspace. */
 #define PM_MAX_BYTES ((size_t)8 << 20)
 
-int sm_conv_pm_wanted(const sm_conv_geom *g)
+int sm_conv_posmajor_wanted(const sm_conv_geom *g)
 {
     int64_t P = g->OH * g->OW, nr = 32; /* the widest column tile */
     int64_t cols = (P + nr - 1) / nr * nr;
@@ -62,14 +62,14 @@ static size_t ct_size(const sm_conv_geom *g)
     return ALIGN64((size_t)(g->N * g->OH * g->OW * g->M) * sizeof(float));
 }
 
-size_t sm_conv_pm_workspace(const sm_conv_geom *g, int n_threads)
+size_t sm_conv_posmajor_workspace(const sm_conv_geom *g, int n_threads)
 {
     int64_t P = g->OH * g->OW;
     /* C', the GEMM's scratch, and 64 bytes to align the two */
     return ct_size(g) + sm_gemm_workspace_shared_a(n_threads, P, g->K) + 64;
 }
 
-smelt_status sm_conv_pm_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+smelt_status sm_conv_posmajor_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                              const sm_conv_geom *g, const float *w,
                              sm_gemm_pack **out)
 {
@@ -124,7 +124,7 @@ static void pm_out(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
-smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+smelt_status sm_conv_posmajor_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const sm_conv_geom *g, const float *x,
                             const sm_gemm_pack *wb, const float *bias,
                             const float *res, const sm_gemm_epi *epi, float *y,
@@ -139,7 +139,7 @@ smelt_status sm_conv_pm_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                       "position-major convolution: a channels-last input "
                       "needs a 1x1 layer");
     int threads = sm_threadpool_size(tp);
-    size_t need = sm_conv_pm_workspace(g, threads);
+    size_t need = sm_conv_posmajor_workspace(g, threads);
     void *own;
     char *base = sm_cpu_scratch(ws, ws_bytes, need, &own);
     if (!base)
