@@ -188,10 +188,16 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
     liveness(p);
     share_inplace(p, rlast);
     sm_free(rlast);
+    /* Every buffer starts empty before any slot extends its root's: a
+     * slot may share a root with a higher index (an expanded fused
+     * region's output slot is made before its body's values), and
+     * clearing the root on reaching it would forget the sharers' uses. */
+    for (int s = 0; s < p->n_slots; s++) {
+        bufs[s].first = p->slots[s].first;
+        bufs[s].last = -1;
+    }
     for (int s = 0; s < p->n_slots; s++) {
         const sm_slot *sl = &p->slots[s];
-        bufs[s].first = sl->first;
-        bufs[s].last = -1;
         if (sl->kind != SM_SLOT_ARENA)
             continue;
         if (__builtin_add_overflow(p->unshared_bytes, round_up(sl->nbytes),

@@ -35,14 +35,5 @@ if [ ! -d "$DATA" ]; then
         exit 1
     fi
 fi
-# Plans have their own known failures (exclusions_plan.txt), on top.
 EXCL=$ROOT/tests/conformance/exclusions.txt
-for a in "$@"; do
-    if [ "$a" = "--plan" ]; then
-        TMP=$(mktemp)
-        trap 'rm -f "$TMP"' EXIT
-        cat "$EXCL" "$ROOT/tests/conformance/exclusions_plan.txt" >"$TMP"
-        EXCL=$TMP
-    fi
-done
 "$SMELT" conformance "$DATA" --exclude "$EXCL" --min-pass-rate "$MIN" "$@"

@@ -469,11 +469,8 @@ static void where_items(void *arg, int64_t begin, int64_t end, int tid)
  * output's shape, which then steps through memory exactly as the output
  * does, and every element is read (where4 loads both sources and the
  * condition first) before the same element is written; threads take
- * disjoint pieces of the output, hence of that input. The row in
- * kernels.def is NOT flagged SM_CPU_KERNEL_INPLACE: with the flag, the
- * expanded NegativeLogLikelihoodLoss of the ONNX node tests read a
- * clobbered index (test_nllloss_*_ii_expanded through plans at -O2), a
- * plan liveness question not yet settled. */
+ * disjoint pieces of the output, hence of that input (kernels.def marks
+ * the row SM_CPU_KERNEL_INPLACE). */
 smelt_status sm_cpu_where_run(const sm_cpu_ops *ops, const sm_kargs *a,
                               const sm_cpu_config *c, const void *packed,
                               sm_threadpool *tp)
