@@ -72,9 +72,11 @@ static int64_t dwc_band(const sm_conv_geom *g)
     int64_t bo = fit >= span ? (fit - span) / g->sh + 1 : 1;
     if (bo >= g->OH)
         return g->OH;
-    /* bands of equal height, no short last one; as tall as fit, which
-     * reads fewer rows twice than halving did (MobileNet's 112 -> 56
-     * layer: 3 output rows a band -> 6, 150 -> 140 us at 2 threads) */
+    /* bands of equal height, no short last one, each as tall as the
+     * budget allows: a band re-reads the kernel's overlap rows of the one
+     * above it, so taller bands read fewer rows twice, up to the point
+     * where the band no longer fits the budget (DWC_BAND_BYTES, sized for
+     * a core's L2 share) */
     int64_t bands = (g->OH + bo - 1) / bo;
     return (g->OH + bands - 1) / bands;
 }
@@ -127,9 +129,9 @@ static void pixels_in(const float *s, int64_t ps, int64_t n, int64_t nb, int vl,
                       float *d)
 {
     /* whole vectors as fixed-size copies (one vector move each); the
-     * pixels are a line or more apart, which the hardware does not
-     * prefetch: ask 16 pixels ahead (MobileNet's 112 -> 56 depthwise
-     * layer, 2 threads: 206 -> 161 us) */
+     * pixels are a line or more apart, a stride the hardware prefetcher
+     * does not follow: ask for them 16 pixels ahead, about the latency of
+     * a memory read at one vector move a pixel */
     if (nb == 16 && vl == 16) {
         for (int64_t i = 0; i < n; i++, s += ps, d += vl) {
             __builtin_prefetch(s + 16 * ps);
@@ -403,8 +405,9 @@ smelt_status sm_conv_depthwise_blocked(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     dwc_interior(g->H, g->kh, g->dh, g->sh, g->ph, g->OH, J.in_y);
     dwc_interior(g->W, g->kw, g->dw, g->sw, g->pw, g->OW, J.in_x);
     /* in place where the interior holds two thirds of the outputs or
-     * more: the border's rectangles cost more than they save on
-     * MobileNet's 7 x 7 layers (17 -> 23 us), not on its 14 x 14 ones */
+     * more: each border rectangle is a pass of its own with a fixed cost,
+     * which a small plane (7 x 7, where the border is most of it) does
+     * not earn back, and a larger one (14 x 14 and up) does */
     J.in_place = (g->nhwc & SM_B16_IN) &&
                  3 * (J.in_y[1] - J.in_y[0]) * (J.in_x[1] - J.in_x[0]) >=
                      2 * g->OH * g->OW;

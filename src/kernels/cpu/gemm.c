@@ -385,9 +385,9 @@ static void choose_split(job *J, int64_t batch, int threads)
     int64_t bm = 1, bn = want < nt ? want : nt;
     double best = -1.0;
     /* one row of tiles (an MLP or a classifier at small batch) streams
-     * B from memory: a few long column blocks, one stream each, ran
-     * faster (the MLP 3.50 -> 3.35 ms) than the finer cut the area
-     * count prefers */
+     * B from memory: a few long column blocks, one sequential stream
+     * each, keep the prefetchers ahead, where the finer cut the area
+     * count prefers gives each thread many short streams */
     for (int64_t sm = 1; want > 1 && mt > 1 && sm <= mt && sm <= 4 * want; sm++)
         for (int64_t sn = 1; sn <= nt && sm * sn <= 4 * want; sn++) {
             int64_t tmt = (mt + sm - 1) / sm, tnt = (nt + sn - 1) / sn;
@@ -401,9 +401,9 @@ static void choose_split(job *J, int64_t batch, int threads)
             double cost =
                 waves * h * w * (1.0 + 0.02 * (h > w ? h / w : w / h));
             /* splitting the columns of an A packed on the fly packs it
-             * once more, in a pass of its own (about 10 FMAs a float);
-             * an A read in place gains from row splits as much
-             * (784 x 192 x 32, 2 threads: 157 -> 191 GFLOP/s) */
+             * once more, in a pass of its own (about 10 FMAs a float),
+             * so such products prefer row splits; an A read in place
+             * costs nothing to share and is split either way */
             if (sn > 1 && !g->pa && batch == 1)
                 cost += 10.0 * (double)g->M / threads;
             if (best < 0 || cost < best) {
