@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The budget: inputs, weights, the planned arena, plan steps. */
+/* The budget: inputs, weights, the planned arena, plan steps, time. */
 enum {
     FUZZ_MAX_INPUT_NUMEL = 1 << 14,
     FUZZ_MAX_CONST_BYTES = 1 << 22,
@@ -20,7 +20,8 @@ enum {
     FUZZ_MAX_ARENA_BYTES = 1 << 24,
     FUZZ_MAX_STEPS = 4096,
     FUZZ_SYM_SIZE = 2,
-    FUZZ_MAX_TENSORS = 64
+    FUZZ_MAX_TENSORS = 64,
+    FUZZ_RUN_TIMEOUT_MS = 200 /* per run of a plan: Loops with no bound */
 };
 
 /* A failure must say why. */
@@ -154,6 +155,9 @@ static void run_plan(smelt_ctx_t *ctx, const smelt_plan_t *p, int ones)
 
 void fuzz_run_graph(smelt_ctx_t *ctx, smelt_graph_t *g)
 {
+    /* the same limit for what runs while optimizing (folding evaluates
+     * nodes) and for the reference steps of the plan */
+    smelt_ctx_set_timeout(ctx, FUZZ_RUN_TIMEOUT_MS);
     int64_t const_bytes = 0;
     smelt_graph_constants(g, NULL, NULL, &const_bytes);
     char dims[1024];
@@ -185,6 +189,9 @@ void fuzz_run_graph(smelt_ctx_t *ctx, smelt_graph_t *g)
     po.threads = 1;
     po.level = 3; /* again, with the dims bound: shapes fold further */
     po.dims = dims[0] ? dims : NULL;
+    /* a Loop with no bound (or 2^58 trips) must stop with an error, not
+     * hang the fuzzer: every run of the plan gets a time limit */
+    po.timeout_ms = FUZZ_RUN_TIMEOUT_MS;
     smelt_plan_t *p = NULL;
     if (smelt_plan_compile_take(ctx, g, &po, &p) != SMELT_OK) {
         require_message(ctx);
