@@ -2,12 +2,12 @@
  * shape_check.h - helpers shared by the shape functions of the gather,
  * scatter, selection, resize and recurrent ops (shape_gather.c,
  * shape_select.c, shape_space.c, shape_resize.c, shape_rnn.c), on top of
- * those of shape_layout.h.
+ * those of shape_movement.h.
  */
 #ifndef SM_SHAPE_CHECK_H
 #define SM_SHAPE_CHECK_H
 
-#include "ir/shape_layout.h"
+#include "ir/shape_movement.h"
 
 /* Fails unless t's dtype is i32 or i64 (or not yet known). */
 smelt_status sm_check_index_type(sm_shape_ctx *s, const sm_type *t,

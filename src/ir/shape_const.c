@@ -7,15 +7,15 @@
 #include <math.h>
 
 #include "core/dtype.h"
-#include "ir/shape_layout.h"
-#include "kernels/ref/layout.h"
+#include "ir/shape_movement.h"
+#include "kernels/ref/movement.h"
 
 /* Shape(data) {start, end}: the dims [start, end) of data as int64[n]. */
 smelt_status sm_shape_shape(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    sm_layout_unknown(s->out, SMELT_DTYPE_I64, 1);
+    SM_TRY(sm_movement_input(s, 0, &x));
+    sm_movement_unknown(s->out, SMELT_DTYPE_I64, 1);
     if (x->ndim >= 0) {
         int lo, hi;
         sm_shape_op_range(&s->attrs, x->ndim, &lo, &hi);
@@ -29,7 +29,7 @@ smelt_status sm_shape_shape(sm_shape_ctx *s)
 smelt_status sm_shape_constantofshape(sm_shape_ctx *s)
 {
     const sm_type *sh;
-    SM_TRY(sm_layout_input(s, 0, &sh));
+    SM_TRY(sm_movement_input(s, 0, &sh));
     smelt_dtype dt = SMELT_DTYPE_F32;
     const sm_attr *v = sm_attrs_find(&s->attrs, "value");
     if (v) {
@@ -41,27 +41,27 @@ smelt_status sm_shape_constantofshape(sm_shape_ctx *s)
     }
     if (!s->in[0].data) {
         int rank;
-        SM_TRY(sm_layout_shape_rank(s, sh, &rank));
-        sm_layout_unknown(s->out, dt, rank);
+        SM_TRY(sm_movement_shape_rank(s, sh, &rank));
+        sm_movement_unknown(s->out, dt, rank);
         return SMELT_OK;
     }
     int64_t dims[SMELT_MAX_DIMS];
     int n;
-    SM_TRY(sm_layout_read(s, s->in[0].data, dims, &n));
+    SM_TRY(sm_movement_read(s, s->in[0].data, dims, &n));
     for (int i = 0; i < n; i++)
         if (dims[i] < 0)
             return sm_err(s->ctx, SMELT_ERR_SHAPE,
                           "ConstantOfShape: dimension %d is negative (%lld)", i,
                           (long long)dims[i]);
     sm_type_set(s->out, dt, n, dims);
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* The one element of a Range operand, which must be a scalar. */
 static smelt_status range_scalar(sm_shape_ctx *s, int i, const sm_type **t)
 {
     static const char *names[] = {"start", "limit", "delta"};
-    SM_TRY(sm_layout_input(s, i, t));
+    SM_TRY(sm_movement_input(s, i, t));
     if ((*t)->ndim > 1 || (sm_type_known(*t) && sm_type_numel(*t) != 1))
         return sm_err(s->ctx, SMELT_ERR_SHAPE, "Range: %s must be a scalar",
                       names[i]);
@@ -124,7 +124,7 @@ smelt_status sm_shape_range(sm_shape_ctx *s)
                           smelt_dtype_name(dt), smelt_dtype_name(t[i]->dtype));
         dt = t[i]->dtype;
     }
-    sm_layout_unknown(s->out, dt, 1);
+    sm_movement_unknown(s->out, dt, 1);
     const sm_tensor *st = s->in[0].data, *li = s->in[1].data,
                     *de = s->in[2].data;
     if (de && de->numel == 1 && sm_load_f64(de->dtype, de->data, 0) == 0)
@@ -144,7 +144,7 @@ smelt_status sm_shape_range(sm_shape_ctx *s)
                                sm_load_i64(dt, li->data, 0),
                                sm_load_i64(dt, de->data, 0), &count));
     s->out->dims[0].size = count;
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* Constant: exactly one of value (a tensor), value_float (f32 scalar),

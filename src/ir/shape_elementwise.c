@@ -327,7 +327,7 @@ void sm_cost_binary(const sm_shape_ctx *s, sm_cost *c)
 }
 
 /* Data movement only: the bytes written are read once, no arithmetic.
- * Shared by Identity, Dropout and the layout ops. */
+ * Shared by Identity, Dropout and the data-movement ops. */
 void sm_cost_copy(const sm_shape_ctx *s, sm_cost *c)
 {
     c->flops = 0;

@@ -168,8 +168,8 @@ static smelt_status nd_indices(sm_shape_ctx *s, const sm_type *it)
 smelt_status sm_shape_gatherelements(sm_shape_ctx *s)
 {
     const sm_type *x, *it;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &it));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &it));
     SM_TRY(sm_check_index_type(s, it, "indices"));
     SM_TRY(sm_check_rank(s, x, "data", 1, -1));
     SM_TRY(sm_check_rank(s, it, "indices", 1, -1));
@@ -179,7 +179,7 @@ smelt_status sm_shape_gatherelements(sm_shape_ctx *s)
                       "rank %d",
                       it->ndim, x->ndim);
     int rank = x->ndim >= 0 ? x->ndim : it->ndim, axis;
-    sm_layout_unknown(s->out, x->dtype, rank);
+    sm_movement_unknown(s->out, x->dtype, rank);
     if (rank < 0)
         return SMELT_OK;
     SM_TRY(sm_shape_axis(s, sm_attrs_int(&s->attrs, "axis", 0), rank, &axis));
@@ -190,7 +190,7 @@ smelt_status sm_shape_gatherelements(sm_shape_ctx *s)
         return SMELT_OK;
     SM_TRY(dims_within(s, it, x, axis));
     SM_TRY(check_indices(s, 1, x, 1, axis));
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* GatherND(data, indices) {batch_dims b}: each index tuple (the last dim
@@ -200,13 +200,13 @@ smelt_status sm_shape_gatherelements(sm_shape_ctx *s)
 smelt_status sm_shape_gathernd(sm_shape_ctx *s)
 {
     const sm_type *x, *it;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &it));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &it));
     SM_TRY(nd_indices(s, it));
     SM_TRY(sm_check_rank(s, x, "data", 1, -1));
     SM_TRY(sm_check_rank(s, it, "indices", 1, -1));
     int64_t b = sm_attrs_int(&s->attrs, "batch_dims", 0);
-    sm_layout_unknown(s->out, x->dtype, SM_RANK_UNKNOWN);
+    sm_movement_unknown(s->out, x->dtype, SM_RANK_UNKNOWN);
     if (b < 0 || (x->ndim >= 0 && b >= x->ndim) ||
         (it->ndim >= 0 && b >= it->ndim))
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
@@ -232,12 +232,12 @@ smelt_status sm_shape_gathernd(sm_shape_ctx *s)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "GatherND: output rank %d exceeds the maximum %d", rank,
                       SMELT_MAX_DIMS);
-    sm_layout_unknown(s->out, x->dtype, rank);
+    sm_movement_unknown(s->out, x->dtype, rank);
     for (int d = 0; d < rank; d++)
         s->out->dims[d] =
             d < q - 1 ? it->dims[d] : x->dims[d - (q - 1) + nb + (int)m];
     SM_TRY(check_indices(s, 1, x, (int)m, nb));
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* The reduction attribute of the scatter ops. */
@@ -257,9 +257,9 @@ static smelt_status scatter_reduction(sm_shape_ctx *s)
 static smelt_status scatter_inputs(sm_shape_ctx *s, const sm_type **x,
                                    const sm_type **it, const sm_type **up)
 {
-    SM_TRY(sm_layout_input(s, 0, x));
-    SM_TRY(sm_layout_input(s, 1, it));
-    SM_TRY(sm_layout_input(s, 2, up));
+    SM_TRY(sm_movement_input(s, 0, x));
+    SM_TRY(sm_movement_input(s, 1, it));
+    SM_TRY(sm_movement_input(s, 2, up));
     SM_TRY(sm_check_index_type(s, *it, "indices"));
     SM_TRY(sm_check_same_type(s, *up, "updates", *x, "data"));
     SM_TRY(sm_check_rank(s, *x, "data", 1, -1));
@@ -338,9 +338,9 @@ smelt_status sm_shape_scatternd(sm_shape_ctx *s)
 smelt_status sm_shape_onehot(sm_shape_ctx *s)
 {
     const sm_type *it, *dt, *vt;
-    SM_TRY(sm_layout_input(s, 0, &it));
-    SM_TRY(sm_layout_input(s, 1, &dt));
-    SM_TRY(sm_layout_input(s, 2, &vt));
+    SM_TRY(sm_movement_input(s, 0, &it));
+    SM_TRY(sm_movement_input(s, 1, &dt));
+    SM_TRY(sm_movement_input(s, 2, &vt));
     if (vt->ndim >= 0 &&
         (vt->ndim != 1 || (vt->dims[0].size >= 0 && vt->dims[0].size != 2)))
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
@@ -357,7 +357,7 @@ smelt_status sm_shape_onehot(sm_shape_ctx *s)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "OneHot: output rank %d exceeds the maximum %d", r + 1,
                       SMELT_MAX_DIMS);
-    sm_layout_unknown(s->out, vt->dtype, r < 0 ? SM_RANK_UNKNOWN : r + 1);
+    sm_movement_unknown(s->out, vt->dtype, r < 0 ? SM_RANK_UNKNOWN : r + 1);
     if (r < 0)
         return SMELT_OK;
     SM_TRY(sm_shape_axis(s, sm_attrs_int(&s->attrs, "axis", -1), r + 1, &axis));
@@ -366,7 +366,7 @@ smelt_status sm_shape_onehot(sm_shape_ctx *s)
                           : d > axis ? it->dims[d - 1]
                           : known    ? (sm_dim){depth, NULL}
                                      : (sm_dim){-1, NULL};
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* Compress(input, condition) {axis?}: the slices along axis (or, without
@@ -375,8 +375,8 @@ smelt_status sm_shape_onehot(sm_shape_ctx *s)
 smelt_status sm_shape_compress(sm_shape_ctx *s)
 {
     const sm_type *x, *ct;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &ct));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &ct));
     if (ct->dtype != SMELT_DTYPE_UNDEFINED && ct->dtype != SMELT_DTYPE_BOOL)
         return sm_err(s->ctx, SMELT_ERR_TYPE,
                       "Compress: condition must be bool, got %s",
@@ -385,7 +385,7 @@ smelt_status sm_shape_compress(sm_shape_ctx *s)
     int has_axis = sm_attrs_find(&s->attrs, "axis") != NULL, axis = 0;
     sm_dim dim = {-1, NULL};
     if (!has_axis) {
-        sm_layout_unknown(s->out, x->dtype, 1);
+        sm_movement_unknown(s->out, x->dtype, 1);
         if (sm_type_known(x))
             dim.size = (int64_t)sm_type_numel(x);
     } else {
@@ -413,8 +413,8 @@ smelt_status sm_shape_compress(sm_shape_ctx *s)
 smelt_status sm_shape_nonzero(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    sm_layout_unknown(s->out, SMELT_DTYPE_I64, 2);
+    SM_TRY(sm_movement_input(s, 0, &x));
+    sm_movement_unknown(s->out, SMELT_DTYPE_I64, 2);
     if (x->ndim >= 0)
         s->out->dims[0].size = x->ndim;
     if (s->in[0].data)
@@ -430,8 +430,8 @@ smelt_status sm_shape_nonzero(sm_shape_ctx *s)
 smelt_status sm_shape_maxunpool(sm_shape_ctx *s)
 {
     const sm_type *x, *it, *st = sm_shape_in(s, 2);
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &it));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &it));
     SM_TRY(sm_check_index_type(s, it, "I"));
     const int64_t *kv;
     int rank = sm_attrs_ints(&s->attrs, "kernel_shape", &kv) + 2;
@@ -449,17 +449,17 @@ smelt_status sm_shape_maxunpool(sm_shape_ctx *s)
         in[d] = x->ndim >= 0 ? x->dims[d].size : -1;
     SM_TRY(sm_unpool_shape(s->ctx, SMELT_ERR_INVALID_ARG, &s->attrs, rank, in,
                            un));
-    sm_layout_unknown(s->out, x->dtype, rank);
+    sm_movement_unknown(s->out, x->dtype, rank);
     for (int d = 0; d < rank; d++)
         s->out->dims[d] =
             d < 2 && x->ndim >= 0 ? x->dims[d] : (sm_dim){un[d], NULL};
     if (st) {
         int n;
         int64_t v[SMELT_MAX_DIMS];
-        sm_layout_unknown(s->out, x->dtype, rank);
+        sm_movement_unknown(s->out, x->dtype, rank);
         if (!s->in[2].data)
             return SMELT_OK;
-        SM_TRY(sm_layout_read(s, s->in[2].data, v, &n));
+        SM_TRY(sm_movement_read(s, s->in[2].data, v, &n));
         if (n != rank)
             return sm_err(s->ctx, SMELT_ERR_SHAPE,
                           "MaxUnpool: output_shape has %d values for rank %d",
@@ -472,10 +472,10 @@ smelt_status sm_shape_maxunpool(sm_shape_ctx *s)
                               d, (long long)v[d], (long long)un[d]);
         sm_type_set(s->out, x->dtype, n, v);
     }
-    SM_TRY(sm_layout_check_size(s, s->out));
+    SM_TRY(sm_movement_check_size(s, s->out));
     int64_t total = 1;
     for (int d = 0; d < rank; d++)
-        if (un[d] < 0 || !sm_layout_mul(&total, un[d]))
+        if (un[d] < 0 || !sm_movement_mul(&total, un[d]))
             return SMELT_OK;
     if (!s->in[1].data)
         return SMELT_OK;

@@ -1,11 +1,11 @@
 /*
- * shape_index.c - shape functions of the indexing layout ops: Slice,
+ * shape_index.c - shape functions of the indexing ops: Slice,
  * Gather, Pad. The index arithmetic is the kernels' own
- * (kernels/ref/layout.h), so inferred shapes and the elements read agree.
+ * (kernels/ref/movement.h), so inferred shapes and the elements read agree.
  */
 #include "core/dtype.h"
-#include "ir/shape_layout.h"
-#include "kernels/ref/layout.h"
+#include "ir/shape_movement.h"
+#include "kernels/ref/movement.h"
 
 /* Whether every present input in [from, to) has a known value. */
 static int values_known(const sm_shape_ctx *s, int from, int to)
@@ -22,10 +22,10 @@ static int values_known(const sm_shape_ctx *s, int from, int to)
 smelt_status sm_shape_slice(sm_shape_ctx *s)
 {
     const sm_type *x, *t;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &t));
-    SM_TRY(sm_layout_input(s, 2, &t));
-    sm_layout_unknown(s->out, x->dtype, x->ndim);
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &t));
+    SM_TRY(sm_movement_input(s, 2, &t));
+    sm_movement_unknown(s->out, x->dtype, x->ndim);
     if (x->ndim < 0 || !values_known(s, 1, s->n_in))
         return SMELT_OK;
     int64_t start[SMELT_MAX_DIMS], end[SMELT_MAX_DIMS], step[SMELT_MAX_DIMS];
@@ -51,15 +51,15 @@ smelt_status sm_shape_slice(sm_shape_ctx *s)
 smelt_status sm_shape_gather(sm_shape_ctx *s)
 {
     const sm_type *x, *it;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &it));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &it));
     if (it->dtype != SMELT_DTYPE_UNDEFINED && it->dtype != SMELT_DTYPE_I32 &&
         it->dtype != SMELT_DTYPE_I64)
         return sm_err(s->ctx, SMELT_ERR_TYPE,
                       "Gather: indices must be i32 or i64, got %s",
                       smelt_dtype_name(it->dtype));
     sm_type *out = s->out;
-    sm_layout_unknown(out, x->dtype, SM_RANK_UNKNOWN);
+    sm_movement_unknown(out, x->dtype, SM_RANK_UNKNOWN);
     if (x->ndim == 0)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "Gather: data must have rank 1 or more");
@@ -87,7 +87,7 @@ smelt_status sm_shape_gather(sm_shape_ctx *s)
                           "out of range for axis %d of size %lld",
                           (long long)k, (long long)j, axis, (long long)dim);
     }
-    return sm_layout_check_size(s, out);
+    return sm_movement_check_size(s, out);
 }
 
 /* Pad(data, pads, constant_value?, axes?): each axis grows by its begin
@@ -96,8 +96,8 @@ smelt_status sm_shape_gather(sm_shape_ctx *s)
 smelt_status sm_shape_pad(sm_shape_ctx *s)
 {
     const sm_type *x, *pt, *cv = sm_shape_in(s, 2);
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &pt));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &pt));
     const char *mname = sm_attrs_string(&s->attrs, "mode", "constant");
     int mode = sm_pad_mode_from(mname);
     if (mode < 0)
@@ -113,7 +113,7 @@ smelt_status sm_shape_pad(sm_shape_ctx *s)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "Pad: constant_value must be one element, it has %.0f",
                       sm_type_numel(cv));
-    sm_layout_unknown(s->out, x->dtype, x->ndim);
+    sm_movement_unknown(s->out, x->dtype, x->ndim);
     if (x->ndim < 0 || !s->in[1].data || !values_known(s, 3, 4))
         return SMELT_OK;
     int64_t begin[SMELT_MAX_DIMS], end[SMELT_MAX_DIMS];
@@ -137,8 +137,8 @@ smelt_status sm_shape_pad(sm_shape_ctx *s)
                           (long long)xd.size);
         int64_t kept = xd.size - lo - hi;
         o->size = kept;
-        if (!sm_layout_add(&o->size, begin[d] + lo) ||
-            !sm_layout_add(&o->size, end[d] + hi))
+        if (!sm_movement_add(&o->size, begin[d] + lo) ||
+            !sm_movement_add(&o->size, end[d] + hi))
             return sm_err(s->ctx, SMELT_ERR_LIMIT,
                           "Pad: padding axis %d overflows", d);
         if (mode != SM_PAD_CONSTANT && kept == 0 && o->size > 0)
@@ -146,5 +146,5 @@ smelt_status sm_shape_pad(sm_shape_ctx *s)
                           "Pad: cannot pad empty axis %d in mode '%s'", d,
                           mname);
     }
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }

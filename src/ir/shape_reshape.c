@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "ir/shape_layout.h"
+#include "ir/shape_movement.h"
 
 /* The element count of dims[0..n) except index skip: the product of the
  * known sizes, the symbolic names, and whether some dim is neither. */
@@ -31,7 +31,7 @@ static smelt_status factor(sm_shape_ctx *s, const sm_dim *dims, int n, int skip,
         if (i == skip)
             continue;
         if (dims[i].size >= 0) {
-            if (!sm_layout_mul(&f->known, dims[i].size))
+            if (!sm_movement_mul(&f->known, dims[i].size))
                 return sm_err(s->ctx, SMELT_ERR_LIMIT,
                               "%s: element count overflows", s->op->name);
         } else if (dims[i].sym) {
@@ -63,7 +63,7 @@ static smelt_status reshape_mismatch(sm_shape_ctx *s, const sm_type *x,
 {
     char a[160], b[160];
     sm_type_str(x, a, sizeof a);
-    sm_layout_ints_str(v, n, b, sizeof b);
+    sm_movement_ints_str(v, n, b, sizeof b);
     return sm_err(s->ctx, SMELT_ERR_SHAPE,
                   "Reshape: cannot reshape %s into %s: the element counts "
                   "differ",
@@ -109,20 +109,20 @@ static smelt_status reshape_solve(sm_shape_ctx *s, const sm_type *x,
 smelt_status sm_shape_reshape(sm_shape_ctx *s)
 {
     const sm_type *x, *sh;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &sh));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &sh));
     sm_type *out = s->out;
     if (!s->in[1].data) {
         int rank;
-        SM_TRY(sm_layout_shape_rank(s, sh, &rank));
-        sm_layout_unknown(out, x->dtype, rank);
+        SM_TRY(sm_movement_shape_rank(s, sh, &rank));
+        sm_movement_unknown(out, x->dtype, rank);
         return SMELT_OK;
     }
     int64_t v[SMELT_MAX_DIMS];
     int n, infer = -1, zero = 0;
-    SM_TRY(sm_layout_read(s, s->in[1].data, v, &n));
+    SM_TRY(sm_movement_read(s, s->in[1].data, v, &n));
     int allowzero = sm_attrs_int(&s->attrs, "allowzero", 0) != 0;
-    sm_layout_unknown(out, x->dtype, n);
+    sm_movement_unknown(out, x->dtype, n);
     for (int i = 0; i < n; i++) {
         if (v[i] < -1)
             return sm_err(s->ctx, SMELT_ERR_SHAPE,
@@ -153,7 +153,7 @@ smelt_status sm_shape_reshape(sm_shape_ctx *s)
                       "Reshape: allowzero=1 with both 0 and -1 in the shape");
     if (x->ndim >= 0)
         SM_TRY(reshape_solve(s, x, v, infer));
-    return sm_layout_check_size(s, out);
+    return sm_movement_check_size(s, out);
 }
 
 /* The product of dims[from, to) as one dim: known when every size is (or
@@ -177,10 +177,10 @@ static smelt_status dims_product(sm_shape_ctx *s, const sm_dim *dims, int from,
 smelt_status sm_shape_flatten(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     int64_t axis = sm_attrs_int(&s->attrs, "axis", 1);
     int r = x->ndim;
-    sm_layout_unknown(s->out, x->dtype, 2);
+    sm_movement_unknown(s->out, x->dtype, 2);
     if (r < 0)
         return SMELT_OK;
     if (axis < -r || axis > r)
@@ -195,13 +195,13 @@ smelt_status sm_shape_flatten(sm_shape_ctx *s)
 }
 
 /* Squeeze and Unsqueeze: the data's type and the axes (attribute or
- * input 1, see sm_layout_ints); the output starts of unknown rank. */
+ * input 1, see sm_movement_ints); the output starts of unknown rank. */
 static smelt_status axes_op(sm_shape_ctx *s, const sm_type **x, int64_t *v,
                             int *n, int64_t *len)
 {
-    SM_TRY(sm_layout_input(s, 0, x));
-    SM_TRY(sm_layout_ints(s, 1, "axes", v, SMELT_MAX_DIMS, n, len));
-    sm_layout_unknown(s->out, (*x)->dtype, SM_RANK_UNKNOWN);
+    SM_TRY(sm_movement_input(s, 0, x));
+    SM_TRY(sm_movement_ints(s, 1, "axes", v, SMELT_MAX_DIMS, n, len));
+    sm_movement_unknown(s->out, (*x)->dtype, SM_RANK_UNKNOWN);
     return SMELT_OK;
 }
 
@@ -222,7 +222,7 @@ smelt_status sm_shape_squeeze(sm_shape_ctx *s)
                       (long long)len, x->ndim);
     if (n == SM_INTS_UNKNOWN) {
         if (len > 0)
-            sm_layout_unknown(out, x->dtype, x->ndim - (int)len);
+            sm_movement_unknown(out, x->dtype, x->ndim - (int)len);
         return SMELT_OK;
     }
     if (n <= 0) {
@@ -232,7 +232,7 @@ smelt_status sm_shape_squeeze(sm_shape_ctx *s)
             drop[d] = x->dims[d].size == 1;
         }
     } else {
-        SM_TRY(sm_layout_axes(s, v, n, x->ndim, ax));
+        SM_TRY(sm_movement_axes(s, v, n, x->ndim, ax));
         for (int i = 0; i < n; i++) {
             int64_t size = x->dims[ax[i]].size;
             if (size >= 0 && size != 1)
@@ -269,10 +269,10 @@ smelt_status sm_shape_unsqueeze(sm_shape_ctx *s)
                       "%d",
                       x->ndim, (long long)len, SMELT_MAX_DIMS);
     int r = x->ndim + (int)len;
-    sm_layout_unknown(out, x->dtype, r);
+    sm_movement_unknown(out, x->dtype, r);
     if (n == SM_INTS_UNKNOWN)
         return SMELT_OK;
-    SM_TRY(sm_layout_axes(s, v, n, r, ax));
+    SM_TRY(sm_movement_axes(s, v, n, r, ax));
     for (int i = 0; i < n; i++)
         one[ax[i]] = 1;
     for (int d = 0, k = 0; d < r; d++)

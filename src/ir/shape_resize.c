@@ -24,7 +24,7 @@ static int known_empty(const sm_shape_ctx *s, int i)
 static smelt_status resize_shape(sm_shape_ctx *s, int upsample)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     sm_resize r;
     SM_TRY(sm_resize_attrs(s->ctx, SMELT_ERR_INVALID_ARG, s->op->name,
                            &s->attrs, upsample, &r));
@@ -55,7 +55,7 @@ static smelt_status resize_shape(sm_shape_ctx *s, int upsample)
         args.sizes = s->in[i_sz].data;
         unknown |= !args.sizes && !known_empty(s, i_sz);
     }
-    sm_layout_unknown(s->out, x->dtype, x->ndim);
+    sm_movement_unknown(s->out, x->dtype, x->ndim);
     if (x->ndim < 0 || unknown)
         return SMELT_OK;
     int64_t in[SMELT_MAX_DIMS];
@@ -67,7 +67,7 @@ static smelt_status resize_shape(sm_shape_ctx *s, int upsample)
         s->out->dims[d] = r.out[d] < 0 && r.scale[d] == 1
                               ? x->dims[d]
                               : (sm_dim){r.out[d], NULL};
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 smelt_status sm_shape_resize(sm_shape_ctx *s)
@@ -103,9 +103,9 @@ void sm_cost_resize(const sm_shape_ctx *s, sm_cost *c)
 smelt_status sm_shape_roialign(sm_shape_ctx *s)
 {
     const sm_type *x, *rois, *bi;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &rois));
-    SM_TRY(sm_layout_input(s, 2, &bi));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &rois));
+    SM_TRY(sm_movement_input(s, 2, &bi));
     SM_TRY(sm_check_float_type(s, x, "X"));
     SM_TRY(sm_check_same_type(s, rois, "rois", x, "X"));
     SM_TRY(sm_check_index_type(s, bi, "batch_indices"));
@@ -131,7 +131,7 @@ smelt_status sm_shape_roialign(sm_shape_ctx *s)
                       "RoiAlign: output_height %lld and output_width %lld "
                       "must be positive and sampling_ratio %lld 0 to 1024",
                       (long long)oh, (long long)ow, (long long)ratio);
-    sm_layout_unknown(s->out, x->dtype, 4);
+    sm_movement_unknown(s->out, x->dtype, 4);
     s->out->dims[2].size = oh;
     s->out->dims[3].size = ow;
     if (x->ndim == 4)
@@ -150,7 +150,7 @@ smelt_status sm_shape_roialign(sm_shape_ctx *s)
     if (s->in[2].data && x->ndim == 4 && x->dims[0].size >= 0)
         SM_TRY(sm_index_check(s->ctx, SMELT_ERR_INVALID_ARG, "RoiAlign",
                               s->in[2].data, 1, 0, &x->dims[0].size));
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* RoiAlign: four weighted reads per sample; the samples per bin are not
@@ -171,8 +171,8 @@ void sm_cost_roialign(const sm_shape_ctx *s, sm_cost *c)
 smelt_status sm_shape_gridsample(sm_shape_ctx *s)
 {
     const sm_type *x, *g;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &g));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &g));
     SM_TRY(sm_check_float_type(s, g, "grid"));
     int mode, pad, align;
     sm_gridsample_attrs(&s->attrs, &mode, &pad, &align);
@@ -191,7 +191,7 @@ smelt_status sm_shape_gridsample(sm_shape_ctx *s)
                           "spatial dims) are supported",
                           i ? "grid" : "X", t->ndim);
     }
-    sm_layout_unknown(s->out, x->dtype, 4);
+    sm_movement_unknown(s->out, x->dtype, 4);
     if (x->ndim == 4) {
         s->out->dims[0] = x->dims[0];
         s->out->dims[1] = x->dims[1];
@@ -206,7 +206,7 @@ smelt_status sm_shape_gridsample(sm_shape_ctx *s)
         s->out->dims[2] = g->dims[1];
         s->out->dims[3] = g->dims[2];
     }
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* GridSample: per output point and channel, one weighted read per tap

@@ -124,9 +124,9 @@ static smelt_status rnn_inputs(sm_shape_ctx *s, int kind, rnn_dims *d,
     const sm_rnn_kind *k = &sm_rnn_kinds[kind];
     const sm_type *w, *r, *t;
     smelt_status st;
-    SM_TRY(sm_layout_input(s, 0, x));
-    SM_TRY(sm_layout_input(s, 1, &w));
-    SM_TRY(sm_layout_input(s, 2, &r));
+    SM_TRY(sm_movement_input(s, 0, x));
+    SM_TRY(sm_movement_input(s, 1, &w));
+    SM_TRY(sm_movement_input(s, 2, &r));
     SM_TRY(sm_check_float_type(s, *x, "X"));
     SM_TRY(sm_check_rank(s, *x, "X", 3, 3));
     SM_TRY(rnn_attrs(s, k, d));
@@ -203,18 +203,18 @@ static smelt_status rnn_shape(sm_shape_ctx *s, int kind)
     for (int j = 0; j < s->n_out; j++) {
         sm_type *o = &s->out[j];
         if (j == 0) {
-            sm_layout_unknown(o, x->dtype, 4);
+            sm_movement_unknown(o, x->dtype, 4);
             o->dims[0] = d.layout ? d.batch : d.seq;
             o->dims[1] = d.layout ? d.seq : dirs;
             o->dims[2] = d.layout ? dirs : d.batch;
             o->dims[3] = d.hid;
         } else {
-            sm_layout_unknown(o, x->dtype, 3);
+            sm_movement_unknown(o, x->dtype, 3);
             o->dims[0] = d.layout ? d.batch : dirs;
             o->dims[1] = d.layout ? dirs : d.batch;
             o->dims[2] = d.hid;
         }
-        SM_TRY(sm_layout_check_size(s, o));
+        SM_TRY(sm_movement_check_size(s, o));
     }
     return SMELT_OK;
 }

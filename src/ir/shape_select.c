@@ -14,7 +14,7 @@
 smelt_status sm_shape_topk(sm_shape_ctx *s)
 {
     const sm_type *x, *kt = sm_shape_in(s, 1);
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     SM_TRY(sm_check_rank(s, x, "input", 1, -1));
     int64_t k = 0;
     int known = 1, axis;
@@ -46,7 +46,7 @@ smelt_status sm_shape_topk(sm_shape_ctx *s)
         s->out[1] = s->out[0];
         s->out[1].dtype = SMELT_DTYPE_I64;
     }
-    return sm_layout_check_size(s, &s->out[0]);
+    return sm_movement_check_size(s, &s->out[0]);
 }
 
 /* Unique(X) {axis?, sorted}: Y (X's dtype: the distinct elements of the
@@ -55,7 +55,7 @@ smelt_status sm_shape_topk(sm_shape_ctx *s)
 smelt_status sm_shape_unique(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     int has_axis = sm_attrs_find(&s->attrs, "axis") != NULL, axis = -1;
     sm_dim n = {-1, NULL}, u = {-1, NULL};
     if (has_axis) {
@@ -67,7 +67,7 @@ smelt_status sm_shape_unique(sm_shape_ctx *s)
             n = x->dims[axis];
         }
     } else {
-        sm_layout_unknown(&s->out[0], x->dtype, 1);
+        sm_movement_unknown(&s->out[0], x->dtype, 1);
         if (sm_type_known(x))
             n.size = (int64_t)sm_type_numel(x);
     }
@@ -81,7 +81,7 @@ smelt_status sm_shape_unique(sm_shape_ctx *s)
     if (s->out[0].ndim >= 0)
         s->out[0].dims[axis < 0 ? 0 : axis] = u;
     for (int j = 1; j < s->n_out && j < 4; j++) {
-        sm_layout_unknown(&s->out[j], SMELT_DTYPE_I64, 1);
+        sm_movement_unknown(&s->out[j], SMELT_DTYPE_I64, 1);
         s->out[j].dims[0] = j == 2 ? n : u;
     }
     return SMELT_OK;
@@ -94,8 +94,8 @@ smelt_status sm_shape_nonmaxsuppression(sm_shape_ctx *s)
     static const char *const names[] = {"max_output_boxes_per_class",
                                         "iou_threshold", "score_threshold"};
     const sm_type *bx, *sc;
-    SM_TRY(sm_layout_input(s, 0, &bx));
-    SM_TRY(sm_layout_input(s, 1, &sc));
+    SM_TRY(sm_movement_input(s, 0, &bx));
+    SM_TRY(sm_movement_input(s, 1, &sc));
     SM_TRY(sm_check_float_type(s, bx, "boxes"));
     SM_TRY(sm_check_same_type(s, sc, "scores", bx, "boxes"));
     SM_TRY(sm_check_rank(s, bx, "boxes", 3, 3));
@@ -127,7 +127,7 @@ smelt_status sm_shape_nonmaxsuppression(sm_shape_ctx *s)
             all = all && known;
         }
     }
-    sm_layout_unknown(s->out, SMELT_DTYPE_I64, 2);
+    sm_movement_unknown(s->out, SMELT_DTYPE_I64, 2);
     s->out->dims[1].size = 3;
     if (!all)
         return SMELT_OK;

@@ -11,7 +11,7 @@
 /* DepthToSpace and SpaceToDepth: an NCHW input and blocksize b > 0. */
 static smelt_status block_input(sm_shape_ctx *s, const sm_type **x, int64_t *b)
 {
-    SM_TRY(sm_layout_input(s, 0, x));
+    SM_TRY(sm_movement_input(s, 0, x));
     SM_TRY(sm_check_rank(s, *x, "input", 4, 4));
     if (!sm_attrs_find(&s->attrs, "blocksize"))
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
@@ -39,7 +39,7 @@ static smelt_status block_dim(sm_shape_ctx *s, const sm_type *x, int d,
                       "%s: dim %d of size %lld is not a multiple of %lld",
                       s->op->name, d, (long long)in.size, (long long)div);
     o->size = in.size / div;
-    if (!sm_layout_mul(&o->size, mul))
+    if (!sm_movement_mul(&o->size, mul))
         return sm_err(s->ctx, SMELT_ERR_LIMIT, "%s: dim %d overflows",
                       s->op->name, d);
     return SMELT_OK;
@@ -61,7 +61,7 @@ smelt_status sm_shape_depthtospace(sm_shape_ctx *s)
     SM_TRY(block_dim(s, x, 1, b * b, 1));
     SM_TRY(block_dim(s, x, 2, 1, b));
     SM_TRY(block_dim(s, x, 3, 1, b));
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* SpaceToDepth(input) {blocksize b}: [N, C, H, W] to
@@ -76,7 +76,7 @@ smelt_status sm_shape_spacetodepth(sm_shape_ctx *s)
     SM_TRY(block_dim(s, x, 1, 1, b * b));
     SM_TRY(block_dim(s, x, 2, b, 1));
     SM_TRY(block_dim(s, x, 3, b, 1));
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* ReverseSequence(input, sequence_lens) {batch_axis, time_axis}: the
@@ -85,8 +85,8 @@ smelt_status sm_shape_spacetodepth(sm_shape_ctx *s)
 smelt_status sm_shape_reversesequence(sm_shape_ctx *s)
 {
     const sm_type *x, *lt;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &lt));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &lt));
     SM_TRY(sm_check_index_type(s, lt, "sequence_lens"));
     SM_TRY(sm_check_rank(s, x, "input", 2, -1));
     SM_TRY(sm_check_rank(s, lt, "sequence_lens", 1, 1));
@@ -120,7 +120,7 @@ smelt_status sm_shape_reversesequence(sm_shape_ctx *s)
 smelt_status sm_shape_trilu(sm_shape_ctx *s)
 {
     const sm_type *x, *kt = sm_shape_in(s, 1);
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     SM_TRY(sm_check_rank(s, x, "input", 2, -1));
     if (kt) {
         int64_t k;
@@ -137,7 +137,7 @@ smelt_status sm_shape_trilu(sm_shape_ctx *s)
 smelt_status sm_shape_eyelike(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     SM_TRY(sm_check_rank(s, x, "input", 2, 2));
     smelt_dtype dt = x->dtype;
     const sm_attr *da = sm_attrs_find(&s->attrs, "dtype");
@@ -151,7 +151,7 @@ smelt_status sm_shape_eyelike(sm_shape_ctx *s)
     *s->out = *x;
     s->out->dtype = dt;
     if (x->ndim < 0)
-        sm_layout_unknown(s->out, dt, 2);
+        sm_movement_unknown(s->out, dt, 2);
     return SMELT_OK;
 }
 
@@ -159,8 +159,8 @@ smelt_status sm_shape_eyelike(sm_shape_ctx *s)
 smelt_status sm_shape_cumsum(sm_shape_ctx *s)
 {
     const sm_type *x, *at;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &at));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &at));
     SM_TRY(sm_check_index_type(s, at, "axis"));
     if (x->dtype == SMELT_DTYPE_BOOL)
         return sm_err(s->ctx, SMELT_ERR_TYPE,
@@ -180,7 +180,7 @@ smelt_status sm_shape_cumsum(sm_shape_ctx *s)
 smelt_status sm_shape_size(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     sm_type_set(s->out, SMELT_DTYPE_I64, 0, NULL);
     return SMELT_OK;
 }

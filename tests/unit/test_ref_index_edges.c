@@ -7,7 +7,7 @@
  * function, inference with symbolic and unknown dims, outputs sized from
  * values, a few hand-computed values, and allocation failures.
  */
-#include "test_ref_layout.h"
+#include "test_ref_movement.h"
 
 #include "core/alloc.h"
 

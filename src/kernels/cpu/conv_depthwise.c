@@ -42,7 +42,7 @@ typedef struct dw_lay {
     size_t per_thread;
 } dw_lay;
 
-static void dw_layout(const sm_cpu_ops *ops, const sm_conv_geom *g, dw_lay *l)
+static void dw_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g, dw_lay *l)
 {
     sm_rowsplit_init(&l->rs, g->OW, g->kw, g->sw, g->dw, g->pw, g->W,
                      ops ? ops->gather2 : NULL);
@@ -56,7 +56,7 @@ static void dw_layout(const sm_cpu_ops *ops, const sm_conv_geom *g, dw_lay *l)
 size_t sm_conv_depthwise_workspace(const sm_conv_geom *g, int n_threads)
 {
     dw_lay l;
-    dw_layout(NULL, g, &l);
+    dw_geometry(NULL, g, &l);
     return (size_t)(n_threads < 1 ? 1 : n_threads) * l.per_thread + 64;
 }
 
@@ -173,7 +173,7 @@ smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                 .res = res,
                 .epi = epi,
                 .y = y};
-    dw_layout(ops, g, &J.l);
+    dw_geometry(ops, g, &J.l);
     J.ws = scratch;
     J.epi_on = bias || res || epi->act != 0 || epi->alpha != 1.0f;
     /* one plane: the calling thread alone (the scratch is for one) */

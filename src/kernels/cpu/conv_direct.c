@@ -49,7 +49,7 @@ static int64_t band_in_rows(const sm_conv_geom *g, int64_t bo)
     return (bo - 1) * g->sh + (g->kh - 1) * g->dh + 1;
 }
 
-static void dir_layout(const sm_cpu_ops *ops, const sm_conv_geom *g,
+static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
                        int threads, dir_lay *l)
 {
     sm_rowsplit_init(&l->rs, g->OW, g->kw, g->sw, g->dw, g->pw, g->W,
@@ -76,7 +76,7 @@ static void dir_layout(const sm_cpu_ops *ops, const sm_conv_geom *g,
 size_t sm_conv_direct_workspace(const sm_conv_geom *g, int n_threads)
 {
     dir_lay l;
-    dir_layout(NULL, g, n_threads, &l);
+    dir_geometry(NULL, g, n_threads, &l);
     n_threads = n_threads < 1 ? 1 : n_threads;
     return l.shared + (size_t)n_threads * l.per_thread + 64;
 }
@@ -153,7 +153,7 @@ smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
 {
     int threads = sm_threadpool_size(tp);
     dir_job J = {.ops = ops, .g = g, .x = x, .e = *epi, .y = y};
-    dir_layout(ops, g, threads, &J.l);
+    dir_geometry(ops, g, threads, &J.l);
     if (g->K > 256 || epi->alpha != 1.0f)
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "direct convolution: %lld taps or a scaled epilogue",

@@ -15,14 +15,14 @@
  *
  * One portable registry entry per op: there is no vector code to choose
  * (memcpy is the vector code). Each run() checks its inputs with the
- * reference kernel's own checks (kernels/ref/layout.h), so bad indices or
+ * reference kernel's own checks (kernels/ref/movement.h), so bad indices or
  * shapes fail with the same error instead of reading out of bounds.
  */
 #include <string.h>
 
 #include "core/dtype.h"
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/ref/layout.h"
+#include "kernels/ref/movement.h"
 
 /* Copies smaller than this stay on the calling thread: waking the pool
  * costs about what copying them does. */

@@ -11,7 +11,7 @@
 
 #include "core/dtype.h"
 #include "kernels/ops.h"
-#include "kernels/ref/layout.h"
+#include "kernels/ref/movement.h"
 #include "kernels/ref/ref_util.h"
 #include "kernels/ref/select.h"
 
@@ -142,7 +142,7 @@ smelt_status sm_ref_gatherelements(const sm_kargs *a)
     ge_map m = {ind, x->ndim, axis, x->dims[axis], {0}, {0}};
     sm_strides(ind->ndim, ind->dims, m.istr);
     sm_strides(x->ndim, x->dims, m.dstr);
-    sm_layout_copy(y, x, ge_src, &m, NULL);
+    sm_movement_copy(y, x, ge_src, &m, NULL);
     return SMELT_OK;
 }
 

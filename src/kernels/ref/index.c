@@ -1,5 +1,5 @@
 /*
- * index.c - reference kernels of the indexing layout ops (Slice, Gather,
+ * index.c - reference kernels of the indexing ops (Slice, Gather,
  * Pad) and the index arithmetic their shape functions share (layout.h).
  *
  * Every kernel moves whole elements as bytes, so one loop serves every
@@ -11,7 +11,7 @@
 
 #include "core/dtype.h"
 #include "kernels/ops.h"
-#include "kernels/ref/layout.h"
+#include "kernels/ref/movement.h"
 #include "kernels/ref/ref_util.h"
 
 /* Input i of a kernel, NULL when absent or beyond the inputs given. */
@@ -169,7 +169,7 @@ smelt_status sm_ref_slice(const sm_kargs *a)
     sm_affine_init(&m, x->ndim);
     SM_TRY(sm_slice_geom(a, m.first, m.step));
     sm_strides(x->ndim, x->dims, m.stride);
-    sm_layout_copy(a->out[0], x, sm_affine_src, &m, NULL);
+    sm_movement_copy(a->out[0], x, sm_affine_src, &m, NULL);
     return SMELT_OK;
 }
 
@@ -358,6 +358,6 @@ smelt_status sm_ref_pad(const sm_kargs *a)
                           smelt_dtype_name(x->dtype));
         memcpy(fill, cv->data, smelt_dtype_size(x->dtype));
     }
-    sm_layout_copy(y, x, pad_src, &m, fill);
+    sm_movement_copy(y, x, pad_src, &m, fill);
     return SMELT_OK;
 }

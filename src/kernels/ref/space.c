@@ -1,7 +1,7 @@
 /*
  * space.c - reference kernels of the rearranging and masking ops:
  * DepthToSpace, SpaceToDepth, ReverseSequence (source maps for
- * sm_layout_copy), Trilu, EyeLike, CumSum and Size.
+ * sm_movement_copy), Trilu, EyeLike, CumSum and Size.
  *
  * Each kernel re-checks the output shape it was given against its inputs
  * and the values it indexes with, failing with SMELT_ERR_RUNTIME rather
@@ -11,7 +11,7 @@
 
 #include "core/dtype.h"
 #include "kernels/ops.h"
-#include "kernels/ref/layout.h"
+#include "kernels/ref/movement.h"
 #include "kernels/ref/ref_util.h"
 
 static smelt_status bad_out(const sm_kargs *a)
@@ -74,7 +74,7 @@ smelt_status sm_ref_depthtospace(const sm_kargs *a)
     block_map m;
     SM_TRY(block_setup(a, 1, &m));
     m.crd = strcmp(sm_attrs_string(&a->attrs, "mode", "DCR"), "CRD") == 0;
-    sm_layout_copy(a->out[0], a->in[0], d2s_src, &m, NULL);
+    sm_movement_copy(a->out[0], a->in[0], d2s_src, &m, NULL);
     return SMELT_OK;
 }
 
@@ -82,7 +82,7 @@ smelt_status sm_ref_spacetodepth(const sm_kargs *a)
 {
     block_map m;
     SM_TRY(block_setup(a, 0, &m));
-    sm_layout_copy(a->out[0], a->in[0], s2d_src, &m, NULL);
+    sm_movement_copy(a->out[0], a->in[0], s2d_src, &m, NULL);
     return SMELT_OK;
 }
 
@@ -129,7 +129,7 @@ smelt_status sm_ref_reversesequence(const sm_kargs *a)
                           (long long)len, (long long)b, (long long)x->dims[ta]);
     }
     sm_strides(x->ndim, x->dims, m.stride);
-    sm_layout_copy(y, x, rev_src, &m, NULL);
+    sm_movement_copy(y, x, rev_src, &m, NULL);
     return SMELT_OK;
 }
 

@@ -1,10 +1,10 @@
 /*
- * test_ref_layout_index.c - shape functions and reference kernels of the
- * indexing layout ops (Slice, Gather, Pad) and of the generators (Shape,
+ * test_ref_movement_index.c - shape functions and reference kernels of the
+ * indexing ops (Slice, Gather, Pad) and of the generators (Shape,
  * ConstantOfShape, Range, Constant). Expected values are worked out by
  * hand.
  */
-#include "test_ref_layout.h"
+#include "test_ref_movement.h"
 
 #define I64MAX INT64_MAX
 #define I64MIN INT64_MIN

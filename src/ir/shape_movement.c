@@ -1,21 +1,21 @@
 /*
- * shape_layout.c - shape functions of the data-movement layout ops
+ * shape_movement.c - shape functions of the data-movement ops
  * (Transpose, Concat, Split, Expand, Tile) and the helpers every layout
- * shape function shares (shape_layout.h).
+ * shape function shares (shape_movement.h).
  *
  * With symbolic or unknown input dims these propagate what is certain
  * (a symbolic dim copied unchanged stays symbolic) and fail only on what
  * is certainly wrong; with concrete inputs they give concrete outputs and
  * refuse outputs too large to allocate.
  */
-#include "ir/shape_layout.h"
+#include "ir/shape_movement.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "core/dtype.h"
 
-smelt_status sm_layout_input(sm_shape_ctx *s, int i, const sm_type **t)
+smelt_status sm_movement_input(sm_shape_ctx *s, int i, const sm_type **t)
 {
     *t = sm_shape_in(s, i);
     if (!*t)
@@ -24,7 +24,7 @@ smelt_status sm_layout_input(sm_shape_ctx *s, int i, const sm_type **t)
     return SMELT_OK;
 }
 
-void sm_layout_unknown(sm_type *out, smelt_dtype dt, int ndim)
+void sm_movement_unknown(sm_type *out, smelt_dtype dt, int ndim)
 {
     memset(out, 0, sizeof *out);
     out->dtype = dt;
@@ -33,7 +33,7 @@ void sm_layout_unknown(sm_type *out, smelt_dtype dt, int ndim)
         out->dims[i] = (sm_dim){-1, NULL};
 }
 
-smelt_status sm_layout_check_size(sm_shape_ctx *s, const sm_type *out)
+smelt_status sm_movement_check_size(sm_shape_ctx *s, const sm_type *out)
 {
     int64_t dims[SMELT_MAX_DIMS], n;
     for (int i = 0; i < out->ndim; i++) {
@@ -50,7 +50,7 @@ smelt_status sm_layout_check_size(sm_shape_ctx *s, const sm_type *out)
     return st;
 }
 
-int sm_layout_mul(int64_t *acc, int64_t x)
+int sm_movement_mul(int64_t *acc, int64_t x)
 {
     if (x != 0 && *acc > INT64_MAX / x)
         return 0;
@@ -58,7 +58,7 @@ int sm_layout_mul(int64_t *acc, int64_t x)
     return 1;
 }
 
-int sm_layout_add(int64_t *acc, int64_t x)
+int sm_movement_add(int64_t *acc, int64_t x)
 {
     if ((x > 0 && *acc > INT64_MAX - x) || (x < 0 && *acc < INT64_MIN - x))
         return 0;
@@ -66,16 +66,16 @@ int sm_layout_add(int64_t *acc, int64_t x)
     return 1;
 }
 
-int64_t sm_layout_len(const sm_type *t)
+int64_t sm_movement_len(const sm_type *t)
 {
     if (t->ndim == 0)
         return 1;
     return t->ndim == 1 ? t->dims[0].size : -1;
 }
 
-smelt_status sm_layout_shape_rank(sm_shape_ctx *s, const sm_type *sh, int *rank)
+smelt_status sm_movement_shape_rank(sm_shape_ctx *s, const sm_type *sh, int *rank)
 {
-    int64_t len = sm_layout_len(sh);
+    int64_t len = sm_movement_len(sh);
     if (len > SMELT_MAX_DIMS)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "%s: a shape of %lld dims exceeds the maximum %d",
@@ -84,7 +84,7 @@ smelt_status sm_layout_shape_rank(sm_shape_ctx *s, const sm_type *sh, int *rank)
     return SMELT_OK;
 }
 
-void sm_layout_ints_str(const int64_t *v, int n, char *buf, size_t size)
+void sm_movement_ints_str(const int64_t *v, int n, char *buf, size_t size)
 {
     size_t k = (size_t)snprintf(buf, size, "[");
     for (int i = 0; i < n && k < size; i++)
@@ -94,7 +94,7 @@ void sm_layout_ints_str(const int64_t *v, int n, char *buf, size_t size)
         snprintf(buf + k, size - k, "]");
 }
 
-smelt_status sm_layout_read(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
+smelt_status sm_movement_read(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
                             int *n)
 {
     *n = sm_shape_read_ints(s, t, v, SMELT_MAX_DIMS);
@@ -104,7 +104,7 @@ smelt_status sm_layout_read(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
     return st != SMELT_OK ? st : SMELT_ERR_SHAPE;
 }
 
-smelt_status sm_layout_ints(sm_shape_ctx *s, int idx, const char *name,
+smelt_status sm_movement_ints(sm_shape_ctx *s, int idx, const char *name,
                             int64_t *v, int max, int *n, int64_t *len)
 {
     *len = -1;
@@ -112,10 +112,10 @@ smelt_status sm_layout_ints(sm_shape_ctx *s, int idx, const char *name,
     if (t) {
         if (!s->in[idx].data) {
             *n = SM_INTS_UNKNOWN;
-            *len = sm_layout_len(t);
+            *len = sm_movement_len(t);
             return SMELT_OK;
         }
-        SM_TRY(sm_layout_read(s, s->in[idx].data, v, n));
+        SM_TRY(sm_movement_read(s, s->in[idx].data, v, n));
         *len = *n;
         return SMELT_OK;
     }
@@ -135,7 +135,7 @@ smelt_status sm_layout_ints(sm_shape_ctx *s, int idx, const char *name,
     return SMELT_OK;
 }
 
-smelt_status sm_layout_axes(sm_shape_ctx *s, const int64_t *v, int n, int rank,
+smelt_status sm_movement_axes(sm_shape_ctx *s, const int64_t *v, int n, int rank,
                             int *ax)
 {
     int seen[SMELT_MAX_DIMS] = {0};
@@ -157,7 +157,7 @@ smelt_status sm_layout_axes(sm_shape_ctx *s, const int64_t *v, int n, int rank,
 smelt_status sm_shape_transpose(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     const int64_t *p = NULL;
     int n = sm_attrs_ints(&s->attrs, "perm", &p);
     int rank = x->ndim >= 0 ? x->ndim : n;
@@ -169,12 +169,12 @@ smelt_status sm_shape_transpose(sm_shape_ctx *s)
     for (int i = 0; i < n; i++)
         if (p[i] < 0 || p[i] >= n || seen[p[i]]++) {
             char buf[160];
-            sm_layout_ints_str(p, n, buf, sizeof buf);
+            sm_movement_ints_str(p, n, buf, sizeof buf);
             return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
                           "Transpose: perm %s is not a permutation of 0..%d",
                           buf, n - 1);
         }
-    sm_layout_unknown(s->out, x->dtype, rank);
+    sm_movement_unknown(s->out, x->dtype, rank);
     if (x->ndim < 0)
         return SMELT_OK;
     for (int i = 0; i < rank; i++)
@@ -241,7 +241,7 @@ smelt_status sm_shape_concat(sm_shape_ctx *s)
     int rank = SM_RANK_UNKNOWN, from = 0;
     for (int i = 0; i < s->n_in; i++) {
         const sm_type *t;
-        SM_TRY(sm_layout_input(s, i, &t));
+        SM_TRY(sm_movement_input(s, i, &t));
         if (t->ndim >= 0 && rank >= 0 && t->ndim != rank)
             return sm_err(s->ctx, SMELT_ERR_SHAPE,
                           "Concat: input %d has rank %d but input %d has "
@@ -255,7 +255,7 @@ smelt_status sm_shape_concat(sm_shape_ctx *s)
     if (!sm_attrs_find(&s->attrs, "axis"))
         return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
                       "Concat: attribute axis is required");
-    sm_layout_unknown(out, dt, rank);
+    sm_movement_unknown(out, dt, rank);
     if (rank < 0)
         return SMELT_OK;
     if (rank == 0)
@@ -275,7 +275,7 @@ smelt_status sm_shape_concat(sm_shape_ctx *s)
         if (x.size < 0) {
             n_open++;
             open = x;
-        } else if (!sm_layout_add(&sum, x.size)) {
+        } else if (!sm_movement_add(&sum, x.size)) {
             return sm_err(s->ctx, SMELT_ERR_LIMIT,
                           "Concat: the size along axis %d overflows", axis);
         }
@@ -284,7 +284,7 @@ smelt_status sm_shape_concat(sm_shape_ctx *s)
         out->dims[axis] = (sm_dim){sum, NULL};
     else if (n_open == 1 && sum == 0)
         out->dims[axis] = open;
-    return sm_layout_check_size(s, out);
+    return sm_movement_check_size(s, out);
 }
 
 /* Output j of Split gets size `size` along axis (when its rank is known). */
@@ -322,7 +322,7 @@ static smelt_status split_sizes(sm_shape_ctx *s, sm_dim dim, int axis)
         int64_t sum = 0;
         for (int j = 0; j < n; j++) {
             int64_t size = t ? sm_load_i64(t->dtype, t->data, j) : p[j];
-            if (size < 0 || !sm_layout_add(&sum, size))
+            if (size < 0 || !sm_movement_add(&sum, size))
                 return sm_err(s->ctx, SMELT_ERR_SHAPE,
                               "Split: split size %lld of output %d is invalid",
                               (long long)size, j);
@@ -361,7 +361,7 @@ static smelt_status split_sizes(sm_shape_ctx *s, sm_dim dim, int axis)
 smelt_status sm_shape_split(sm_shape_ctx *s)
 {
     const sm_type *x;
-    SM_TRY(sm_layout_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 0, &x));
     if (x->ndim == 0)
         return sm_err(s->ctx, SMELT_ERR_SHAPE, "Split: cannot split a scalar");
     int axis = 0;
@@ -383,20 +383,20 @@ smelt_status sm_shape_split(sm_shape_ctx *s)
 smelt_status sm_shape_expand(sm_shape_ctx *s)
 {
     const sm_type *x, *sh;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &sh));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &sh));
     if (!s->in[1].data) {
         int rank;
-        SM_TRY(sm_layout_shape_rank(s, sh, &rank));
+        SM_TRY(sm_movement_shape_rank(s, sh, &rank));
         if (rank >= 0 && x->ndim > rank)
             rank = x->ndim;
-        sm_layout_unknown(s->out, x->dtype,
+        sm_movement_unknown(s->out, x->dtype,
                           x->ndim < 0 ? SM_RANK_UNKNOWN : rank);
         return SMELT_OK;
     }
     int64_t v[SMELT_MAX_DIMS];
     int n;
-    SM_TRY(sm_layout_read(s, s->in[1].data, v, &n));
+    SM_TRY(sm_movement_read(s, s->in[1].data, v, &n));
     for (int i = 0; i < n; i++)
         if (v[i] < 0)
             return sm_err(s->ctx, SMELT_ERR_SHAPE,
@@ -407,27 +407,27 @@ smelt_status sm_shape_expand(sm_shape_ctx *s)
     const sm_type *both[2] = {x, &want};
     SM_TRY(sm_shape_bcast(s, 2, both, s->out));
     s->out->dtype = x->dtype;
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }
 
 /* Tile: dim i times repeats[i]; a symbolic dim survives a repeat of 1. */
 smelt_status sm_shape_tile(sm_shape_ctx *s)
 {
     const sm_type *x, *rt;
-    SM_TRY(sm_layout_input(s, 0, &x));
-    SM_TRY(sm_layout_input(s, 1, &rt));
+    SM_TRY(sm_movement_input(s, 0, &x));
+    SM_TRY(sm_movement_input(s, 1, &rt));
     const sm_tensor *rep = s->in[1].data;
-    int64_t v[SMELT_MAX_DIMS], len = sm_layout_len(rt);
+    int64_t v[SMELT_MAX_DIMS], len = sm_movement_len(rt);
     int n = -1;
     if (rep) {
-        SM_TRY(sm_layout_read(s, rep, v, &n));
+        SM_TRY(sm_movement_read(s, rep, v, &n));
         len = n;
     }
     if ((len >= 0 && x->ndim >= 0 && len != x->ndim) || len > SMELT_MAX_DIMS)
         return sm_err(s->ctx, SMELT_ERR_SHAPE,
                       "Tile: %lld repeats for an input of rank %d",
                       (long long)len, x->ndim);
-    sm_layout_unknown(s->out, x->dtype, x->ndim >= 0 ? x->ndim : (int)len);
+    sm_movement_unknown(s->out, x->dtype, x->ndim >= 0 ? x->ndim : (int)len);
     if (!rep || x->ndim < 0)
         return SMELT_OK;
     for (int i = 0; i < n; i++) {
@@ -441,12 +441,12 @@ smelt_status sm_shape_tile(sm_shape_ctx *s)
             *o = v[i] == 0 ? (sm_dim){0, NULL} : d;
         else if (d.size >= 0) {
             o->size = d.size;
-            if (!sm_layout_mul(&o->size, v[i]))
+            if (!sm_movement_mul(&o->size, v[i]))
                 return sm_err(s->ctx, SMELT_ERR_LIMIT,
                               "Tile: axis %d of size %lld repeated %lld "
                               "times overflows",
                               i, (long long)d.size, (long long)v[i]);
         }
     }
-    return sm_layout_check_size(s, s->out);
+    return sm_movement_check_size(s, s->out);
 }

@@ -1,5 +1,5 @@
 /*
- * layout.c - reference kernels of the data-movement layout ops (Reshape
+ * movement.c - reference kernels of the data-movement ops (Reshape
  * and its views, Transpose, Concat, Split, Expand, Tile) and of the ops
  * that generate values (Shape, ConstantOfShape, Range, Constant).
  *
@@ -12,7 +12,7 @@
 
 #include "core/dtype.h"
 #include "kernels/ops.h"
-#include "kernels/ref/layout.h"
+#include "kernels/ref/movement.h"
 #include "kernels/ref/ref_util.h"
 
 static smelt_status bad_out(const sm_kargs *a, const char *what)
@@ -21,7 +21,7 @@ static smelt_status bad_out(const sm_kargs *a, const char *what)
                   "%s: output shape does not match %s", a->op_name, what);
 }
 
-void sm_layout_copy(sm_tensor *y, const sm_tensor *x, sm_layout_src_fn src,
+void sm_movement_copy(sm_tensor *y, const sm_tensor *x, sm_movement_src_fn src,
                     const void *user, const void *fill)
 {
     if (y->numel == 0)
@@ -94,7 +94,7 @@ smelt_status sm_ref_transpose(const sm_kargs *a)
             return bad_out(a, "the permuted input");
         m.stride[i] = istr[v];
     }
-    sm_layout_copy(y, x, sm_affine_src, &m, NULL);
+    sm_movement_copy(y, x, sm_affine_src, &m, NULL);
     return SMELT_OK;
 }
 
@@ -179,7 +179,7 @@ smelt_status sm_ref_expand(const sm_kargs *a)
     sm_affine_init(&m, y->ndim);
     for (int d = 0; d < x->ndim; d++)
         m.stride[d + y->ndim - x->ndim] = x->dims[d] == 1 ? 0 : istr[d];
-    sm_layout_copy(y, x, sm_affine_src, &m, NULL);
+    sm_movement_copy(y, x, sm_affine_src, &m, NULL);
     return SMELT_OK;
 }
 
@@ -205,7 +205,7 @@ smelt_status sm_ref_tile(const sm_kargs *a)
             y->dims[d] != x->dims[d] * r)
             return bad_out(a, "the repeats");
     }
-    sm_layout_copy(y, x, tile_src, x, NULL);
+    sm_movement_copy(y, x, tile_src, x, NULL);
     return SMELT_OK;
 }
 

@@ -1,10 +1,10 @@
 /*
- * layout.h - index arithmetic shared by the layout ops' shape functions
+ * movement.h - index arithmetic shared by the data-movement ops' shape functions
  * (src/ir/shape_*.c) and their reference kernels, so that the shape a
  * function infers and the elements a kernel reads come from one place.
  */
-#ifndef SM_REF_LAYOUT_H
-#define SM_REF_LAYOUT_H
+#ifndef SM_REF_MOVEMENT_H
+#define SM_REF_MOVEMENT_H
 
 #include <stdint.h>
 
@@ -15,10 +15,10 @@
 
 /* Where output element idx (a multi-index over the output) comes from:
  * an element offset into the input, or -1 for the fill value. */
-typedef int64_t (*sm_layout_src_fn)(const void *user, const int64_t *idx);
+typedef int64_t (*sm_movement_src_fn)(const void *user, const int64_t *idx);
 /* Fills y in row-major order, each element copied (as bytes, so for any
  * dtype) from the element of x that src names, or from fill. */
-void sm_layout_copy(sm_tensor *y, const sm_tensor *x, sm_layout_src_fn src,
+void sm_movement_copy(sm_tensor *y, const sm_tensor *x, sm_movement_src_fn src,
                     const void *user, const void *fill);
 
 /* The affine source map Slice, Transpose and Expand share: output axis d

@@ -1,12 +1,12 @@
 /*
- * test_ref_layout.h - the harness the layout-op tests share
- * (test_ref_layout.c, test_ref_layout_index.c): tensor and attribute
+ * test_ref_movement.h - the harness the layout-op tests share
+ * (test_ref_movement.c, test_ref_movement_index.c): tensor and attribute
  * builders, run() doing what the reference interpreter does for one node,
  * and infer() for shape inference on symbolic types written as text
  * ("f32[batch,3,?]", "i64[*]").
  */
-#ifndef TEST_REF_LAYOUT_H
-#define TEST_REF_LAYOUT_H
+#ifndef TEST_REF_MOVEMENT_H
+#define TEST_REF_MOVEMENT_H
 
 #include <ctype.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 /*
- * test_ref_layout.c - shape functions and reference kernels of the
- * data-movement layout ops: Reshape, Flatten, Squeeze, Unsqueeze,
+ * test_ref_movement.c - shape functions and reference kernels of the
+ * data-movement ops: Reshape, Flatten, Squeeze, Unsqueeze,
  * Transpose, Concat, Split, Expand, Tile. Expected values are worked out
  * by hand. (Slice, Gather, Pad and the generators are in
- * test_ref_layout_index.c.)
+ * test_ref_movement_index.c.)
  */
-#include "test_ref_layout.h"
+#include "test_ref_movement.h"
 
 #define IOTA6 V(0, 1, 2, 3, 4, 5)
 #define IOTA24                                                                 \
