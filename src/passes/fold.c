@@ -2,7 +2,7 @@
  * fold.c - the `fold` pass: constant folding and propagation.
  *
  * A node whose inputs are all constants is evaluated with the reference
- * kernels (runtime/eval.c) and its outputs become constants, keeping their
+ * kernels (ir/eval.c) and its outputs become constants, keeping their
  * names; nodes after it then see constants, so chains fold in one walk,
  * inside If branches and Loop bodies too. Shape of a value whose
  * dimensions are known folds without its input, and Constant nodes become

@@ -8,7 +8,7 @@
 
 #include "ir/ir.h"
 
-/* Operands an eager op may have (the limit of runtime/eval.c). */
+/* Operands an eager op may have (the limit of ir/eval.c). */
 #define SM_TRACE_MAX_OPERANDS 64
 
 typedef struct sm_trace sm_trace;
