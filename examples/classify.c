@@ -106,7 +106,8 @@ int main(int argc, char **argv)
     } else {
         int64_t n = smelt_tensor_dim(probs, 0);
         int64_t classes = smelt_tensor_dim(probs, 1);
-        int64_t h = smelt_tensor_dim(images, 2), w = smelt_tensor_dim(images, 3);
+        int64_t h = smelt_tensor_dim(images, 2),
+                w = smelt_tensor_dim(images, 3);
         const float *p = smelt_tensor_data(probs);
         const float *px = smelt_tensor_data(images);
         int64_t shown = n < 8 ? n : 8, right = 0;

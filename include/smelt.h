@@ -146,8 +146,7 @@ smelt_status smelt_graph_print(smelt_ctx_t *ctx, const smelt_graph_t *g,
  * prints as one line with its count, an FNV-1a checksum of its bytes and
  * its first (up to 8) values (`const <N values, fnv1a H> [a, b, ...]`),
  * which does not parse back; smelt_graph_print gives every value. */
-smelt_status smelt_graph_print_summary(smelt_ctx_t *ctx,
-                                       const smelt_graph_t *g,
+smelt_status smelt_graph_print_summary(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                        int64_t max_values, char **out);
 smelt_status smelt_graph_dot(smelt_ctx_t *ctx, const smelt_graph_t *g,
                              char **out);

@@ -44,6 +44,6 @@ smelt_status sm_run_check_time(smelt_ctx_t *ctx, const char *what)
     if (!ctx || ctx->deadline_ms == 0 || now_ms() < ctx->deadline_ms)
         return SMELT_OK;
     return sm_err(ctx, SMELT_ERR_LIMIT,
-                  "%s: the run's time limit (timeout) of %lld ms is up",
-                  what, (long long)ctx->limit_ms);
+                  "%s: the run's time limit (timeout) of %lld ms is up", what,
+                  (long long)ctx->limit_ms);
 }

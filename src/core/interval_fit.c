@@ -137,8 +137,7 @@ int64_t sm_interval_fit(sm_interval *bufs, int n, void *scratch)
     for (int i = 0; i < n; i++) {
         sm_interval *b = order[i];
         t.n_live = 0;
-        tree_query(&t, 1, 0, t.leaves, starts_until(&t, n, b->last),
-                   b->first);
+        tree_query(&t, 1, 0, t.leaves, starts_until(&t, n, b->last), b->first);
         int k = t.n_live;
         sm_interval **live = t.live;
         qsort(live, (size_t)k, sizeof *live, by_offset);

@@ -55,8 +55,9 @@ static void skip_ws(hparse *h)
 
 static smelt_status hbad(hparse *h, const char *what)
 {
-    return sm_err(h->ctx, SMELT_ERR_PARSE, "%s: malformed .npy header: %s near '%.12s'",
-                  h->name, what, h->p);
+    return sm_err(h->ctx, SMELT_ERR_PARSE,
+                  "%s: malformed .npy header: %s near '%.12s'", h->name, what,
+                  h->p);
 }
 
 /* A quoted string ('...' or "...") of at most cap-1 characters, no escapes
@@ -194,8 +195,8 @@ static smelt_status parse_header(smelt_ctx_t *ctx, const char *name,
     if (!hd->descr[0])
         return sm_err(ctx, SMELT_ERR_PARSE, "%s: header has no 'descr'", name);
     if (hd->fortran < 0)
-        return sm_err(ctx, SMELT_ERR_PARSE,
-                      "%s: header has no 'fortran_order'", name);
+        return sm_err(ctx, SMELT_ERR_PARSE, "%s: header has no 'fortran_order'",
+                      name);
     if (hd->ndim < 0)
         return sm_err(ctx, SMELT_ERR_PARSE, "%s: header has no 'shape'", name);
     return SMELT_OK;
@@ -225,9 +226,8 @@ static smelt_status parse_descr(smelt_ctx_t *ctx, const char *name,
 
 /* Copies Fortran-order (column-major) data src into C order at dst: the
  * C-order walk keeps a multi-index and the matching column-major offset. */
-static void fortran_to_c(unsigned char *dst, const unsigned char *src,
-                         int ndim, const int64_t *dims, int64_t numel,
-                         size_t esize)
+static void fortran_to_c(unsigned char *dst, const unsigned char *src, int ndim,
+                         const int64_t *dims, int64_t numel, size_t esize)
 {
     int64_t idx[SMELT_MAX_DIMS] = {0}, stride[SMELT_MAX_DIMS];
     int64_t s = 1;

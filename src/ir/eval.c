@@ -143,8 +143,7 @@ static int to_f64(sm_tensor *const *args, int n_in, int k, sm_tensor **f,
 }
 
 smelt_status sm_eval_check_exact(smelt_ctx_t *ctx, const sm_node *n,
-                                 sm_tensor *const *args,
-                                 sm_tensor *const *outs)
+                                 sm_tensor *const *args, sm_tensor *const *outs)
 {
     int k = exact_inputs(n);
     if (!k || n->n_out != 1 || n->n_in > MAX_OPERANDS ||
@@ -171,8 +170,8 @@ smelt_status sm_eval_check_exact(smelt_ctx_t *ctx, const sm_node *n,
                         "%s overflows %s: element %lld is %.17g, not "
                         "%.17g (inputs %s%s%s)",
                         sm_op_info_get(n->op)->name,
-                        smelt_dtype_name(outs[0]->dtype), (long long)j, w,
-                        got, in[0], in[1][0] ? " and " : "", in[1]);
+                        smelt_dtype_name(outs[0]->dtype), (long long)j, w, got,
+                        in[0], in[1][0] ? " and " : "", in[1]);
         }
     }
     sm_tensor_free(want);

@@ -121,7 +121,8 @@ int sm_op_arity_error(sm_op op, int n_in, int n_out, char *buf, size_t size)
         snprintf(buf, size, "%s takes %s, got %d", info->name, want, n_in);
         return 1;
     }
-    if (n_out < info->out_min || (info->out_max >= 0 && n_out > info->out_max)) {
+    if (n_out < info->out_min ||
+        (info->out_max >= 0 && n_out > info->out_max)) {
         count_words(want, sizeof want, info->out_min, info->out_max, "output");
         snprintf(buf, size, "%s gives %s, got %d", info->name, want, n_out);
         return 1;

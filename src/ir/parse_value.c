@@ -576,8 +576,7 @@ smelt_status sm_parse_attrs(sm_parser *p, sm_node *n)
         sm_token nt = p->tok;
         SM_TRY(sm_parse_str(p, &nt, &name, &len));
         if (n->n_attr >= SM_PARSE_MAX_ATTRS)
-            return sm_parse_err(p, &nt,
-                                "more than %d attributes on one node",
+            return sm_parse_err(p, &nt, "more than %d attributes on one node",
                                 SM_PARSE_MAX_ATTRS);
         if (sm_node_attr(n, name))
             return sm_parse_err(p, &nt, "duplicate attribute '%s'",

@@ -312,8 +312,7 @@ static void put_node(sm_strbuf *b, const sm_node *n, int depth, int64_t max)
 /* The statements of blk at the given depth: constants, nodes, return.
  * Constants of more than max values print as a summary; max < 0: every
  * value (the text then parses back to the same graph). */
-static void put_block(sm_strbuf *b, const sm_block *blk, int depth,
-                      int64_t max)
+static void put_block(sm_strbuf *b, const sm_block *blk, int depth, int64_t max)
 {
     for (int i = 0; i < blk->n_consts && !b->failed; i++) {
         const sm_value *v = blk->consts[i];
@@ -368,8 +367,7 @@ smelt_status smelt_graph_print(smelt_ctx_t *ctx, const smelt_graph_t *g,
     return sm_ir_print(ctx, g, out);
 }
 
-smelt_status smelt_graph_print_summary(smelt_ctx_t *ctx,
-                                       const smelt_graph_t *g,
+smelt_status smelt_graph_print_summary(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                        int64_t max_values, char **out)
 {
     if (!g || !out || max_values < 0)

@@ -11,27 +11,27 @@
 
 /* Fails unless t's dtype is i32 or i64 (or not yet known). */
 smelt_status sm_check_index_type(sm_shape_ctx *s, const sm_type *t,
-                                const char *what);
+                                 const char *what);
 /* Fails unless t's dtype is a float type (or not yet known). */
 smelt_status sm_check_float_type(sm_shape_ctx *s, const sm_type *t,
-                                const char *what);
+                                 const char *what);
 /* Fails when the known dtypes of a and b differ. */
 smelt_status sm_check_same_type(sm_shape_ctx *s, const sm_type *a,
-                               const char *an, const sm_type *b,
-                               const char *bn);
+                                const char *an, const sm_type *b,
+                                const char *bn);
 /* Fails when t's rank is known and outside [lo, hi] (hi < 0: no bound). */
 smelt_status sm_check_rank(sm_shape_ctx *s, const sm_type *t, const char *what,
-                          int lo, int hi);
+                           int lo, int hi);
 /* Fails when the known sizes of dims a and b differ. */
 smelt_status sm_check_same_dim(sm_shape_ctx *s, sm_dim a, const char *an,
-                              sm_dim b, const char *bn);
+                               sm_dim b, const char *bn);
 /* A one-element input (a scalar or a [1] tensor), its value converted to
  * int64 (floats truncate): *known is 0 when the value is not known (or
  * the input is absent); fails when it has another element count. */
 smelt_status sm_check_scalar_int(sm_shape_ctx *s, int i, const char *what,
-                                int64_t *v, int *known);
+                                 int64_t *v, int *known);
 /* The same for a float one-element input, read as double. */
 smelt_status sm_check_scalar_f64(sm_shape_ctx *s, int i, const char *what,
-                                double *v, int *known);
+                                 double *v, int *known);
 
 #endif

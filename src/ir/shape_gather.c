@@ -16,7 +16,7 @@
 #include "kernels/ref/select.h"
 
 smelt_status sm_check_index_type(sm_shape_ctx *s, const sm_type *t,
-                                const char *what)
+                                 const char *what)
 {
     if (t->dtype == SMELT_DTYPE_UNDEFINED || t->dtype == SMELT_DTYPE_I32 ||
         t->dtype == SMELT_DTYPE_I64)
@@ -26,7 +26,7 @@ smelt_status sm_check_index_type(sm_shape_ctx *s, const sm_type *t,
 }
 
 smelt_status sm_check_float_type(sm_shape_ctx *s, const sm_type *t,
-                                const char *what)
+                                 const char *what)
 {
     if (t->dtype == SMELT_DTYPE_UNDEFINED || sm_dtype_is_float(t->dtype))
         return SMELT_OK;
@@ -36,7 +36,8 @@ smelt_status sm_check_float_type(sm_shape_ctx *s, const sm_type *t,
 }
 
 smelt_status sm_check_same_type(sm_shape_ctx *s, const sm_type *a,
-                               const char *an, const sm_type *b, const char *bn)
+                                const char *an, const sm_type *b,
+                                const char *bn)
 {
     if (a->dtype == SMELT_DTYPE_UNDEFINED ||
         b->dtype == SMELT_DTYPE_UNDEFINED || a->dtype == b->dtype)
@@ -47,7 +48,7 @@ smelt_status sm_check_same_type(sm_shape_ctx *s, const sm_type *a,
 }
 
 smelt_status sm_check_rank(sm_shape_ctx *s, const sm_type *t, const char *what,
-                          int lo, int hi)
+                           int lo, int hi)
 {
     if (t->ndim < 0 || (t->ndim >= lo && (hi < 0 || t->ndim <= hi)))
         return SMELT_OK;
@@ -65,7 +66,7 @@ smelt_status sm_check_rank(sm_shape_ctx *s, const sm_type *t, const char *what,
 }
 
 smelt_status sm_check_same_dim(sm_shape_ctx *s, sm_dim a, const char *an,
-                              sm_dim b, const char *bn)
+                               sm_dim b, const char *bn)
 {
     if (a.size < 0 || b.size < 0 || a.size == b.size)
         return SMELT_OK;
@@ -92,7 +93,7 @@ static smelt_status one_element(sm_shape_ctx *s, int i, const char *what,
 }
 
 smelt_status sm_check_scalar_int(sm_shape_ctx *s, int i, const char *what,
-                                int64_t *v, int *known)
+                                 int64_t *v, int *known)
 {
     const sm_tensor *d;
     SM_TRY(one_element(s, i, what, &d));
@@ -103,7 +104,7 @@ smelt_status sm_check_scalar_int(sm_shape_ctx *s, int i, const char *what,
 }
 
 smelt_status sm_check_scalar_f64(sm_shape_ctx *s, int i, const char *what,
-                                double *v, int *known)
+                                 double *v, int *known)
 {
     const sm_tensor *d;
     SM_TRY(one_element(s, i, what, &d));
@@ -218,7 +219,7 @@ smelt_status sm_shape_gathernd(sm_shape_ctx *s)
     int r = x->ndim, q = it->ndim, nb = (int)b;
     for (int d = 0; d < nb; d++)
         SM_TRY(sm_check_same_dim(s, it->dims[d], "a batch dim of indices",
-                                x->dims[d], "data's"));
+                                 x->dims[d], "data's"));
     int64_t m = it->dims[q - 1].size;
     if (m < 0)
         return SMELT_OK;
@@ -291,8 +292,8 @@ smelt_status sm_shape_scatterelements(sm_shape_ctx *s)
     if (it->ndim < 0)
         return SMELT_OK;
     for (int d = 0; up->ndim >= 0 && d < rank; d++)
-        SM_TRY(sm_check_same_dim(s, up->dims[d], "a dim of updates", it->dims[d],
-                                "of indices"));
+        SM_TRY(sm_check_same_dim(s, up->dims[d], "a dim of updates",
+                                 it->dims[d], "of indices"));
     if (x->ndim < 0)
         return SMELT_OK;
     SM_TRY(dims_within(s, it, x, axis));
@@ -328,7 +329,7 @@ smelt_status sm_shape_scatternd(sm_shape_ctx *s)
     for (int d = 0; up->ndim >= 0 && d < want; d++) {
         sm_dim w = d < q - 1 ? it->dims[d] : x->dims[d - (q - 1) + (int)k];
         SM_TRY(sm_check_same_dim(s, up->dims[d], "a dim of updates", w,
-                                "the one indices and data give"));
+                                 "the one indices and data give"));
     }
     return check_indices(s, 1, x, (int)k, 0);
 }

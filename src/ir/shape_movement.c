@@ -73,7 +73,8 @@ int64_t sm_movement_len(const sm_type *t)
     return t->ndim == 1 ? t->dims[0].size : -1;
 }
 
-smelt_status sm_movement_shape_rank(sm_shape_ctx *s, const sm_type *sh, int *rank)
+smelt_status sm_movement_shape_rank(sm_shape_ctx *s, const sm_type *sh,
+                                    int *rank)
 {
     int64_t len = sm_movement_len(sh);
     if (len > SMELT_MAX_DIMS)
@@ -95,7 +96,7 @@ void sm_movement_ints_str(const int64_t *v, int n, char *buf, size_t size)
 }
 
 smelt_status sm_movement_read(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
-                            int *n)
+                              int *n)
 {
     *n = sm_shape_read_ints(s, t, v, SMELT_MAX_DIMS);
     if (*n >= 0)
@@ -105,7 +106,7 @@ smelt_status sm_movement_read(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
 }
 
 smelt_status sm_movement_ints(sm_shape_ctx *s, int idx, const char *name,
-                            int64_t *v, int max, int *n, int64_t *len)
+                              int64_t *v, int max, int *n, int64_t *len)
 {
     *len = -1;
     const sm_type *t = sm_shape_in(s, idx);
@@ -135,8 +136,8 @@ smelt_status sm_movement_ints(sm_shape_ctx *s, int idx, const char *name,
     return SMELT_OK;
 }
 
-smelt_status sm_movement_axes(sm_shape_ctx *s, const int64_t *v, int n, int rank,
-                            int *ax)
+smelt_status sm_movement_axes(sm_shape_ctx *s, const int64_t *v, int n,
+                              int rank, int *ax)
 {
     int seen[SMELT_MAX_DIMS] = {0};
     for (int i = 0; i < n; i++) {
@@ -391,7 +392,7 @@ smelt_status sm_shape_expand(sm_shape_ctx *s)
         if (rank >= 0 && x->ndim > rank)
             rank = x->ndim;
         sm_movement_unknown(s->out, x->dtype,
-                          x->ndim < 0 ? SM_RANK_UNKNOWN : rank);
+                            x->ndim < 0 ? SM_RANK_UNKNOWN : rank);
         return SMELT_OK;
     }
     int64_t v[SMELT_MAX_DIMS];

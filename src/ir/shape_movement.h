@@ -1,6 +1,6 @@
 /*
- * shape_movement.h - helpers shared by the shape functions of the data-movement and
- * shape ops (shape_movement.c, shape_reshape.c, shape_index.c,
+ * shape_movement.h - helpers shared by the shape functions of the data-movement
+ * and shape ops (shape_movement.c, shape_reshape.c, shape_index.c,
  * shape_const.c).
  */
 #ifndef SM_SHAPE_MOVEMENT_H
@@ -23,7 +23,7 @@ int64_t sm_movement_len(const sm_type *t);
 /* The rank a shape tensor of type sh (its value unknown) describes:
  * its length, or SM_RANK_UNKNOWN; fails when over SMELT_MAX_DIMS. */
 smelt_status sm_movement_shape_rank(sm_shape_ctx *s, const sm_type *sh,
-                                  int *rank);
+                                    int *rank);
 /* "[1,-1,0]" into buf. */
 void sm_movement_ints_str(const int64_t *v, int n, char *buf, size_t size);
 
@@ -35,14 +35,14 @@ void sm_movement_ints_str(const int64_t *v, int n, char *buf, size_t size);
 #define SM_INTS_ABSENT (-1)
 #define SM_INTS_UNKNOWN (-2)
 smelt_status sm_movement_ints(sm_shape_ctx *s, int idx, const char *name,
-                            int64_t *v, int max, int *n, int64_t *len);
+                              int64_t *v, int max, int *n, int64_t *len);
 /* Reads a known 1-D integer input into v (at most SMELT_MAX_DIMS); *n is
  * the count. */
 smelt_status sm_movement_read(sm_shape_ctx *s, const sm_tensor *t, int64_t *v,
-                            int *n);
+                              int *n);
 /* Normalizes n axes against rank into ax[], refusing values out of range
  * and repeats. */
-smelt_status sm_movement_axes(sm_shape_ctx *s, const int64_t *v, int n, int rank,
-                            int *ax);
+smelt_status sm_movement_axes(sm_shape_ctx *s, const int64_t *v, int n,
+                              int rank, int *ax);
 
 #endif

@@ -138,12 +138,12 @@ smelt_status sm_shape_roialign(sm_shape_ctx *s)
         s->out->dims[1] = x->dims[1];
     if (rois->ndim == 2) {
         SM_TRY(sm_check_same_dim(s, rois->dims[1], "the last dim of rois",
-                                (sm_dim){4, NULL}, "required to be"));
+                                 (sm_dim){4, NULL}, "required to be"));
         s->out->dims[0] = rois->dims[0];
     }
     if (bi->ndim == 1) {
         SM_TRY(sm_check_same_dim(s, bi->dims[0], "the length of batch_indices",
-                                s->out->dims[0], "the number of rois"));
+                                 s->out->dims[0], "the number of rois"));
         if (s->out->dims[0].size < 0)
             s->out->dims[0] = bi->dims[0];
     }
@@ -198,9 +198,9 @@ smelt_status sm_shape_gridsample(sm_shape_ctx *s)
     }
     if (g->ndim == 4) {
         SM_TRY(sm_check_same_dim(s, g->dims[3], "the last dim of grid",
-                                (sm_dim){2, NULL}, "required to be"));
+                                 (sm_dim){2, NULL}, "required to be"));
         SM_TRY(sm_check_same_dim(s, g->dims[0], "the batch dim of grid",
-                                s->out->dims[0], "X's"));
+                                 s->out->dims[0], "X's"));
         if (s->out->dims[0].size < 0 && !s->out->dims[0].sym)
             s->out->dims[0] = g->dims[0];
         s->out->dims[2] = g->dims[1];

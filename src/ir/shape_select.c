@@ -108,12 +108,12 @@ smelt_status sm_shape_nonmaxsuppression(sm_shape_ctx *s)
                       (long long)cpb);
     if (bx->ndim == 3) {
         SM_TRY(sm_check_same_dim(s, bx->dims[2], "the last dim of boxes",
-                                (sm_dim){4, NULL}, "required to be"));
+                                 (sm_dim){4, NULL}, "required to be"));
         if (sc->ndim == 3) {
             SM_TRY(sm_check_same_dim(s, bx->dims[0], "the batch dim of boxes",
-                                    sc->dims[0], "that of scores"));
+                                     sc->dims[0], "that of scores"));
             SM_TRY(sm_check_same_dim(s, bx->dims[1], "the box dim of boxes",
-                                    sc->dims[2], "that of scores"));
+                                     sc->dims[2], "that of scores"));
         }
     }
     int all = s->in[0].data && s->in[1].data;

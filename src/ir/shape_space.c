@@ -101,7 +101,7 @@ smelt_status sm_shape_reversesequence(sm_shape_ctx *s)
     if (x->ndim < 0 || lt->ndim < 0)
         return SMELT_OK;
     SM_TRY(sm_check_same_dim(s, lt->dims[0], "the length of sequence_lens",
-                            x->dims[ba], "the batch dim"));
+                             x->dims[ba], "the batch dim"));
     const sm_tensor *lens = s->in[1].data;
     int64_t t = x->dims[ta].size;
     for (int64_t b = 0; lens && t >= 0 && b < lens->numel; b++) {

@@ -86,9 +86,9 @@ static smelt_status cancel_at(sm_pass_ctx *pc, sm_rw *rw, sm_node *t2)
     for (int j = 0; j < r1; j++)
         if (p1[p2[j]] != j) {
             sm_pat_miss(pc, t2,
-                       "Transpose pair across %d elementwise ops does not "
-                       "cancel (the permutations do not compose to identity)",
-                       k);
+                        "Transpose pair across %d elementwise ops does not "
+                        "cancel (the permutations do not compose to identity)",
+                        k);
             return SMELT_OK;
         }
     sm_node *first = chain[k - 1];

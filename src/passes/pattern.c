@@ -386,9 +386,10 @@ static void unknown_dim_note(const sm_type *a, const sm_type *b, char *buf,
     buf[0] = 0;
     for (int k = 0; k < 2; k++) {
         if (t[k]->ndim < 0) {
-            snprintf(buf, size, "; a rank is unknown, so this cannot be "
-                                "proven (a plan compiled for concrete "
-                                "inputs binds it)");
+            snprintf(buf, size,
+                     "; a rank is unknown, so this cannot be "
+                     "proven (a plan compiled for concrete "
+                     "inputs binds it)");
             return;
         }
         for (int d = 0; d < t[k]->ndim; d++)

@@ -98,7 +98,7 @@ struct smelt_plan {
     int n_nhwc, n_blocked;   /* values held channels-last, in channel blocks */
     int threads;
     unsigned features;
-    int reference; /* every step on its reference kernel */
+    int reference;      /* every step on its reference kernel */
     int64_t timeout_ms; /* a run's time limit (0: the ctx's) */
     /* smelt_plan_run's own session, made at the first run */
     pthread_mutex_t mu;

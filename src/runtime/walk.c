@@ -43,8 +43,7 @@ static smelt_status run_sub_block(void *user, int block, int n_in,
     block_call *c = user;
     if (block < 0 || block >= c->node->n_blocks)
         return sm_err(c->w->ctx, SMELT_ERR_RUNTIME, "no sub-block %d", block);
-    return sm_walk_block(c->w, c->node->blocks[block], n_in, args, n_out,
-                         outs);
+    return sm_walk_block(c->w, c->node->blocks[block], n_in, args, n_out, outs);
 }
 
 smelt_status sm_walk_control(sm_walk *w, const sm_node *n,
@@ -128,8 +127,7 @@ static void walk_clear_block(sm_walk *w, const sm_block *b)
 }
 
 smelt_status sm_walk_block(sm_walk *w, const sm_block *b, int n_in,
-                           sm_tensor *const *args, int n_out,
-                           sm_tensor **outs)
+                           sm_tensor *const *args, int n_out, sm_tensor **outs)
 {
     if (n_in != b->n_params || n_out != b->n_ret)
         return sm_err(w->ctx, SMELT_ERR_RUNTIME,

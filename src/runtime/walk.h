@@ -28,8 +28,7 @@ sm_tensor *sm_walk_value(const sm_walk *w, const sm_value *v);
  * receive copies of the returned values, owned by the caller, and the
  * values b bound or made are released on the way out. */
 smelt_status sm_walk_block(sm_walk *w, const sm_block *b, int n_in,
-                           sm_tensor *const *args, int n_out,
-                           sm_tensor **outs);
+                           sm_tensor *const *args, int n_out, sm_tensor **outs);
 
 /* Runs control node n (If, Loop, FusedElementwise) on args with its
  * reference kernel, its sub-blocks walked by w. hints (NULL: taken from

@@ -51,8 +51,8 @@ static int bind_dims(const smelt_graph_t *g, char *dims, size_t cap)
             if (d < 0) {
                 d = FUZZ_SYM_SIZE;
                 char item[96];
-                int n = snprintf(item, sizeof item, "%s=%d", sym,
-                                 FUZZ_SYM_SIZE);
+                int n =
+                    snprintf(item, sizeof item, "%s=%d", sym, FUZZ_SYM_SIZE);
                 if (n <= 0 || (size_t)n >= sizeof item - 1 ||
                     strchr(sym, ',') || strchr(sym, '='))
                     return 0;

@@ -105,8 +105,7 @@ static void test_options_old_size(void **state)
     memset(sb, CANARY, sizeof sb);
     size_t n = STATS_V1;
     memcpy(sb, &n, sizeof n);
-    assert_int_equal(smelt_plan_get_stats(p, (smelt_plan_stats *)sb),
-                     SMELT_OK);
+    assert_int_equal(smelt_plan_get_stats(p, (smelt_plan_stats *)sb), SMELT_OK);
     assert_int_equal(((smelt_plan_stats *)sb)->steps, 2);
     assert_true(untouched(sb + STATS_V1, sizeof sb - STATS_V1));
     unsigned char ib[sizeof(smelt_plan_step_info) + SLACK];
@@ -161,8 +160,7 @@ static void test_newer_caller(void **state)
     assert_int_equal(smelt_plan_compile(ctx, g, o, &p), SMELT_OK);
     smelt_plan_free(p);
     buf[big - 1] = 1;
-    assert_int_equal(smelt_plan_compile(ctx, g, o, &p),
-                     SMELT_ERR_UNSUPPORTED);
+    assert_int_equal(smelt_plan_compile(ctx, g, o, &p), SMELT_ERR_UNSUPPORTED);
     assert_null(p);
     assert_non_null(strstr(smelt_ctx_error(ctx), "smelt_plan_options"));
     assert_non_null(strstr(smelt_ctx_error(ctx), "this library"));

@@ -87,7 +87,8 @@ static void test_bench_errors(void **state)
     snprintf(cmd, sizeof cmd, "%s bench %s --runs 0", SMELT,
              tu_path("graphs/cnn_small.ir"));
     assert_int_equal(run(cmd, &out), 2);
-    assert_non_null(strstr(out, "--runs needs a whole number in 1..1000000, got '0'"));
+    assert_non_null(
+        strstr(out, "--runs needs a whole number in 1..1000000, got '0'"));
     free(out);
     snprintf(cmd, sizeof cmd, "%s bench %s --isa sse9", SMELT,
              tu_path("graphs/cnn_small.ir"));

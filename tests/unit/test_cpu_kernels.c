@@ -608,8 +608,8 @@ static void test_conv_depthwise(void **state)
 /* FusedConv: bias, residual (full and per channel) and every activation,
  * on the GEMM path and the depthwise paths: planes channel-interleaved
  * (9 x 7, 9 x 37; 20 channels: a partial block of 16 too), and planes too
- * large for that (conv_depthwise_blocked.c), per plane: narrow ones as one flat run
- * (700 x 20), rows of 32 or more one by one (140 x 140; those two for the
+ * large for that (conv_depthwise_blocked.c), per plane: narrow ones as one flat
+ * run (700 x 20), rows of 32 or more one by one (140 x 140; those two for the
  * first activations only, they are large). */
 static void test_fusedconv_op(void **state)
 {

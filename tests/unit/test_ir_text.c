@@ -806,7 +806,8 @@ static void test_too_many_attrs(void **state)
     size_t cap = 40000 * 16 + 128, k = 0;
     char *text = malloc(cap);
     assert_non_null(text);
-    k += (size_t)snprintf(text, cap, "graph g(%%x: f32[]) {\n  %%y = Neg(%%x) {");
+    k += (size_t)snprintf(text, cap,
+                          "graph g(%%x: f32[]) {\n  %%y = Neg(%%x) {");
     for (int i = 0; i < 40000; i++)
         k += (size_t)snprintf(text + k, cap - k, "%sa%d = 1", i ? ", " : "", i);
     snprintf(text + k, cap - k, "}\n  return %%y\n}\n");

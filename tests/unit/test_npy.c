@@ -254,9 +254,8 @@ static void test_fortran_order(void **state)
         assert_true(smelt_tensor_get_f64(t, i) == (double)i);
     smelt_tensor_free(t);
     /* 1-D and scalar Fortran arrays are the same bytes as C ones */
-    n = make_npy(buf,
-                 "{'descr': '<i4', 'fortran_order': True, 'shape': (3,), }",
-                 f, 12);
+    n = make_npy(
+        buf, "{'descr': '<i4', 'fortran_order': True, 'shape': (3,), }", f, 12);
     assert_int_equal(smelt_npy_parse(ctx, buf, n, "x.npy", &t), SMELT_OK);
     assert_true(smelt_tensor_get_f64(t, 1) == (double)f[1]);
     smelt_tensor_free(t);

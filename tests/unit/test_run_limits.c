@@ -70,8 +70,8 @@ static void expect_limit(const char *text, int64_t n, int64_t x_len,
         const char *msg = smelt_ctx_error(ctx);
         print_message("%s: %s\n", mode ? "plan" : "reference", msg);
         if (st != SMELT_ERR_LIMIT)
-            fail_msg("%s: status %s, message '%s'",
-                     mode ? "plan" : "reference", smelt_status_name(st), msg);
+            fail_msg("%s: status %s, message '%s'", mode ? "plan" : "reference",
+                     smelt_status_name(st), msg);
         assert_null(out);
         for (int i = 0; want[i]; i++)
             if (!strstr(msg, want[i]))
@@ -108,15 +108,14 @@ static void test_declared_scan_too_large(void **state)
 static void test_trip_count_scan_too_large(void **state)
 {
     (void)state;
-    const char *text =
-        "graph g(%n: i64[], %x: f32[4]) {\n"
-        "  %acc: f32[4], %scan: f32[?,4] = Loop(%n, _, %x) "
-        "@grow body(%i: i64[], %c: bool[], %v: f32[4]) {\n"
-        "    %v1: f32[4] = Relu(%v)\n"
-        "    return %c, %v1, %v1\n"
-        "  }\n"
-        "  return %scan\n"
-        "}\n";
+    const char *text = "graph g(%n: i64[], %x: f32[4]) {\n"
+                       "  %acc: f32[4], %scan: f32[?,4] = Loop(%n, _, %x) "
+                       "@grow body(%i: i64[], %c: bool[], %v: f32[4]) {\n"
+                       "    %v1: f32[4] = Relu(%v)\n"
+                       "    return %c, %v1, %v1\n"
+                       "  }\n"
+                       "  return %scan\n"
+                       "}\n";
     const char *want[] = {"'grow'", "scan output 0", "limit", NULL};
     expect_limit(text, (int64_t)1 << 40, 4, 0, want);
 }
@@ -126,15 +125,14 @@ static void test_trip_count_scan_too_large(void **state)
 static void test_doubling_concat(void **state)
 {
     (void)state;
-    const char *text =
-        "graph g(%n: i64[], %x: f32[?]) {\n"
-        "  %r: f32[?] = Loop(%n, _, %x) @double "
-        "body(%i: i64[], %c: bool[], %v: f32[?]) {\n"
-        "    %w: f32[?] = Concat(%v, %v) {axis = 0}\n"
-        "    return %c, %w\n"
-        "  }\n"
-        "  return %r\n"
-        "}\n";
+    const char *text = "graph g(%n: i64[], %x: f32[?]) {\n"
+                       "  %r: f32[?] = Loop(%n, _, %x) @double "
+                       "body(%i: i64[], %c: bool[], %v: f32[?]) {\n"
+                       "    %w: f32[?] = Concat(%v, %v) {axis = 0}\n"
+                       "    return %c, %w\n"
+                       "  }\n"
+                       "  return %r\n"
+                       "}\n";
     size_t old = sm_alloc_set_limit((size_t)1 << 20);
     const char *want[] = {"'double'", "after 18 iterations", "1048576 bytes",
                           "half the memory limit", NULL};
@@ -147,16 +145,15 @@ static void test_doubling_concat(void **state)
 static void test_unbounded_loop_times_out(void **state)
 {
     (void)state;
-    const char *text =
-        "graph g(%n: i64[], %x: f32[4]) {\n"
-        "  %true: bool[] = const true\n"
-        "  %r: f32[4] = Loop(_, %true, %x) @forever "
-        "body(%i: i64[], %c: bool[], %v: f32[4]) {\n"
-        "    %v1: f32[4] = Relu(%v)\n"
-        "    return %c, %v1\n"
-        "  }\n"
-        "  return %r\n"
-        "}\n";
+    const char *text = "graph g(%n: i64[], %x: f32[4]) {\n"
+                       "  %true: bool[] = const true\n"
+                       "  %r: f32[4] = Loop(_, %true, %x) @forever "
+                       "body(%i: i64[], %c: bool[], %v: f32[4]) {\n"
+                       "    %v1: f32[4] = Relu(%v)\n"
+                       "    return %c, %v1\n"
+                       "  }\n"
+                       "  return %r\n"
+                       "}\n";
     const char *want[] = {"'forever'", "time limit (timeout) of 50 ms", NULL};
     expect_limit(text, 0, 4, 50, want);
 }
@@ -172,8 +169,7 @@ static void test_timeout_not_reached(void **state)
                                   "}\n");
     smelt_tensor_t *x = ones(4), *y = NULL;
     smelt_ctx_set_timeout(ctx, 60000);
-    assert_int_equal(smelt_graph_run_reference(ctx, g, &x, 1, &y, 1),
-                     SMELT_OK);
+    assert_int_equal(smelt_graph_run_reference(ctx, g, &x, 1, &y, 1), SMELT_OK);
     assert_true(smelt_tensor_get_f64(y, 3) == 1.0);
     smelt_tensor_free(y);
     smelt_plan_options o;

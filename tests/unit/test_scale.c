@@ -53,7 +53,8 @@ static void plan_and_run(smelt_ctx_t *ctx, const smelt_graph_t *g, int level)
     if (smelt_plan_run(ctx, p, &x, 1, &y, 1) != SMELT_OK)
         fail_msg("run -O%d: %s", level, smelt_ctx_error(ctx));
     for (int i = 0; i < 4; i++)
-        assert_true(smelt_tensor_get_f64(y, i) == (double)(i + 1) * (CHAIN + 1));
+        assert_true(smelt_tensor_get_f64(y, i) ==
+                    (double)(i + 1) * (CHAIN + 1));
     smelt_tensor_free(x);
     smelt_tensor_free(y);
     smelt_plan_free(p);
@@ -84,8 +85,8 @@ static void test_chain_text(void **state)
     char *printed = NULL;
     assert_int_equal(smelt_graph_print(ctx, g, &printed), SMELT_OK);
     smelt_graph_t *back = NULL;
-    if (smelt_graph_parse(ctx, printed, strlen(printed), "printed.ir",
-                          &back) != SMELT_OK)
+    if (smelt_graph_parse(ctx, printed, strlen(printed), "printed.ir", &back) !=
+        SMELT_OK)
         fail_msg("parse back: %s", smelt_ctx_error(ctx));
     assert_int_equal(smelt_graph_num_nodes(back), CHAIN);
     smelt_string_free(printed);

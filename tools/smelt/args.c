@@ -21,7 +21,7 @@ typedef struct opt_row {
 } opt_row;
 
 static const opt_row opts[CLI_OPT_COUNT] = {
-#define CLI_OPT(key, lng, shrt, kind, lo, hi, verbs, value, help)             \
+#define CLI_OPT(key, lng, shrt, kind, lo, hi, verbs, value, help)              \
     {lng, shrt, kind, (double)(lo), (double)(hi), verbs, value, help},
 #include "options.def"
 #undef CLI_OPT
@@ -49,8 +49,7 @@ int cli_verb_takes(const char *verb, cli_opt_key k)
 /* The option arg names, for verb: its key, and in *attached the value
  * written into the same argument ("--runs=5", "-O3"), else NULL. -1 when
  * it is none of the verb's options. */
-static int find_option(const char *verb, const char *arg,
-                       const char **attached)
+static int find_option(const char *verb, const char *arg, const char **attached)
 {
     *attached = NULL;
     for (int k = 0; k < CLI_OPT_COUNT; k++) {
@@ -95,11 +94,13 @@ static int parse_int(const char *verb, const char *opt, const char *s,
     long long v = strtoll(s, &end, 10);
     if (!*s || *end || errno || (double)v < lo || (double)v > hi) {
         if (hi >= 1e18) /* no useful upper bound to state */
-            return cli_usage_error(verb, "%s needs a whole number >= %.0f, "
-                                         "got '%s'",
+            return cli_usage_error(verb,
+                                   "%s needs a whole number >= %.0f, "
+                                   "got '%s'",
                                    opt, lo, s);
-        return cli_usage_error(verb, "%s needs a whole number in %.0f..%.0f, "
-                                     "got '%s'",
+        return cli_usage_error(verb,
+                               "%s needs a whole number in %.0f..%.0f, "
+                               "got '%s'",
                                opt, lo, hi, s);
     }
     *out = v;
@@ -153,20 +154,12 @@ static int take_value(cli_args *a, int k, const char *as, const char *v)
     const opt_row *o = &opts[k];
     a->given[k]++;
     switch (o->kind) {
-    case FLAG:
-        return 0;
-    case STR:
-        a->str[k] = v;
-        return 0;
-    case INT:
-        return parse_int(a->verb, as, v, o->lo, o->hi, &a->num[k]);
-    case REAL:
-        return parse_real(a->verb, as, v, o->lo, o->hi, &a->real[k]);
-    case LIST:
-        a->inputs[a->n_inputs++] = v;
-        return 0;
-    default:
-        return parse_dim(a, v);
+    case FLAG: return 0;
+    case STR: a->str[k] = v; return 0;
+    case INT: return parse_int(a->verb, as, v, o->lo, o->hi, &a->num[k]);
+    case REAL: return parse_real(a->verb, as, v, o->lo, o->hi, &a->real[k]);
+    case LIST: a->inputs[a->n_inputs++] = v; return 0;
+    default: return parse_dim(a, v);
     }
 }
 
@@ -302,8 +295,9 @@ int cli_check_dims(const cli_args *a, const smelt_graph_t *g)
     for (int i = 0; i < a->n_dims; i++) {
         if (graph_has_dim(g, a->dims[i].name, a->dims[i].len))
             continue;
-        fprintf(stderr, "smelt %s: --dim %.*s: no input has a dimension "
-                        "named '%.*s'; the inputs' symbolic dims are:",
+        fprintf(stderr,
+                "smelt %s: --dim %.*s: no input has a dimension "
+                "named '%.*s'; the inputs' symbolic dims are:",
                 a->verb, a->dims[i].len, a->dims[i].name, a->dims[i].len,
                 a->dims[i].name);
         int any = 0;

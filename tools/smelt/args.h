@@ -27,11 +27,11 @@ typedef struct cli_dim {
 
 typedef struct cli_args {
     const char *verb;
-    int given[CLI_OPT_COUNT];         /* times each option was given */
-    const char *str[CLI_OPT_COUNT];   /* STR: the last value */
-    long long num[CLI_OPT_COUNT];     /* INT */
-    double real[CLI_OPT_COUNT];       /* REAL */
-    const char **inputs;              /* --input values, in order */
+    int given[CLI_OPT_COUNT];       /* times each option was given */
+    const char *str[CLI_OPT_COUNT]; /* STR: the last value */
+    long long num[CLI_OPT_COUNT];   /* INT */
+    double real[CLI_OPT_COUNT];     /* REAL */
+    const char **inputs;            /* --input values, in order */
     int n_inputs;
     cli_dim *dims; /* --dim, in order, names distinct */
     int n_dims;

@@ -329,8 +329,8 @@ int cli_bench(int argc, char **argv)
         fprintf(stderr, "smelt bench: out of memory\n");
         rc = 1;
     }
-    cli_input_rule rule = {.random = 1, .seed = 42, .dim_default = 1,
-                           .dim_notice = 1};
+    cli_input_rule rule = {
+        .random = 1, .seed = 42, .dim_default = 1, .dim_notice = 1};
     if (!rc)
         rc = cli_bind_inputs(ctx, &a.args, g, &rule, in);
     double t0 = now_ms();

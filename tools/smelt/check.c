@@ -61,8 +61,9 @@ static int parse_args(int argc, char **argv, check_args *a)
     const char *isa = a->args.str[CLI_OPT_isa];
     if (isa && strcmp(isa, "scalar") && strcmp(isa, "avx2") &&
         strcmp(isa, "avx512"))
-        return cli_usage_error("check", "--isa needs scalar, avx2 or avx512, "
-                                        "got '%s'",
+        return cli_usage_error("check",
+                               "--isa needs scalar, avx2 or avx512, "
+                               "got '%s'",
                                isa);
     return 0;
 }
@@ -169,13 +170,13 @@ static void bisect(smelt_ctx_t *ctx, const check_args *a,
 
 /* What the compiled plans showed, for the checklist. */
 typedef struct plan_result {
-    char ran[64];     /* "scalar, avx2, avx512": the ISAs planned */
-    int level;        /* -O of the plans */
-    int bad;          /* outputs beyond tolerance, over every ISA */
-    int failed;       /* a plan failed to compile or run */
-    int64_t arena;    /* bytes of the widest plan's arena */
+    char ran[64];  /* "scalar, avx2, avx512": the ISAs planned */
+    int level;     /* -O of the plans */
+    int bad;       /* outputs beyond tolerance, over every ISA */
+    int failed;    /* a plan failed to compile or run */
+    int64_t arena; /* bytes of the widest plan's arena */
     int32_t buffers, shared, inplace; /* its memory decisions */
-    char why[512];    /* the first failure */
+    char why[512];                    /* the first failure */
 } plan_result;
 
 /* The ISAs a plan can be compiled for here: "avx2" and "avx512" only when
@@ -284,8 +285,8 @@ static void checklist(int valid, int n_passes, int n_out, int bad,
                "for; nothing ran\n",
                pr->level);
     else
-        printf("  [%c] compiled plan (-O%d) on %s: %s\n",
-               pr->bad ? ' ' : 'x', pr->level, pr->ran,
+        printf("  [%c] compiled plan (-O%d) on %s: %s\n", pr->bad ? ' ' : 'x',
+               pr->level, pr->ran,
                pr->bad ? "outputs DIFFER from the model as loaded"
                        : "every output matches the model as loaded");
     /* Shown side by side, not judged: the figures measure different
@@ -361,8 +362,8 @@ static int check(smelt_ctx_t *ctx, check_args *a, smelt_graph_t *orig)
     if (!rc)
         check_plans(ctx, a, orig, inputs, want, &pr);
     if (!rc)
-        checklist(valid, smelt_opt_report_num_passes(rep), n_out, bad,
-                  measured, &pr);
+        checklist(valid, smelt_opt_report_num_passes(rep), n_out, bad, measured,
+                  &pr);
     for (int i = 0; inputs && i < n_in; i++)
         smelt_tensor_free(inputs[i]);
     for (int i = 0; want && got && i < n_out; i++) {

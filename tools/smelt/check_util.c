@@ -181,8 +181,8 @@ int cli_cast_float(smelt_ctx_t *ctx, const smelt_tensor_t *t, smelt_dtype dt,
             if (f != f)
                 ((uint16_t *)p)[i] = (uint16_t)((bits >> 16) | 0x40);
             else
-                ((uint16_t *)p)[i] = (uint16_t)(
-                    (bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+                ((uint16_t *)p)[i] =
+                    (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
             break;
         }
     }

@@ -35,25 +35,24 @@ static const char *const kind_name[N_KINDS] = {"passed", "failed",
 
 void cli_conformance_help(FILE *out)
 {
-    fprintf(
-        out,
-        "run the ONNX backend node tests and compare with their outputs\n\n"
-        "usage: smelt conformance DIR [options]\n\n"
-        "DIR holds one folder per test (model.onnx, test_data_set_0/\n"
-        "input_<i>.pb and output_<i>.pb), as scripts/gen_conformance.py\n"
-        "writes them. Each model is loaded, verified and run with the\n"
-        "reference interpreter (after the -O N pipeline when given), or\n"
-        "with --plan compiled into a plan for its inputs (at -O N,\n"
-        "default 3) as `smelt run` runs models; floats must agree within\n"
-        "rtol 1e-3 and atol 1e-5 (NaN matches NaN), integers and bools\n"
-        "exactly. A test is passed, failed, unsupported (Smelt reported\n"
-        "SMELT_ERR_UNSUPPORTED: a missing op, dtype or feature) or\n"
-        "excluded. The report lists the failures with their first\n"
-        "mismatch and the unsupported tests per op. Each test runs in a\n"
-        "child process (unless --no-fork) that may take %d s.\n\n"
-        "Exit status: 0 when no test outside the exclusion list fails and\n"
-        "the pass rate is at least P; 1 otherwise; 2 on usage errors.\n",
-        TIMEOUT_S);
+    fprintf(out,
+            "run the ONNX backend node tests and compare with their outputs\n\n"
+            "usage: smelt conformance DIR [options]\n\n"
+            "DIR holds one folder per test (model.onnx, test_data_set_0/\n"
+            "input_<i>.pb and output_<i>.pb), as scripts/gen_conformance.py\n"
+            "writes them. Each model is loaded, verified and run with the\n"
+            "reference interpreter (after the -O N pipeline when given), or\n"
+            "with --plan compiled into a plan for its inputs (at -O N,\n"
+            "default 3) as `smelt run` runs models; floats must agree within\n"
+            "rtol 1e-3 and atol 1e-5 (NaN matches NaN), integers and bools\n"
+            "exactly. A test is passed, failed, unsupported (Smelt reported\n"
+            "SMELT_ERR_UNSUPPORTED: a missing op, dtype or feature) or\n"
+            "excluded. The report lists the failures with their first\n"
+            "mismatch and the unsupported tests per op. Each test runs in a\n"
+            "child process (unless --no-fork) that may take %d s.\n\n"
+            "Exit status: 0 when no test outside the exclusion list fails and\n"
+            "the pass rate is at least P; 1 otherwise; 2 on usage errors.\n",
+            TIMEOUT_S);
     cli_options_help(out, "conformance");
 }
 
@@ -378,8 +377,7 @@ static int run_data_set(smelt_ctx_t *ctx, const smelt_graph_t *g,
         smelt_status s = smelt_plan_compile(ctx, g, &po, &p);
         if (s != SMELT_OK)
             kind = error_kind(ctx, s, "plan", reason);
-        else if ((s = smelt_plan_run(ctx, p, in, n_in, out, n_out)) !=
-                 SMELT_OK)
+        else if ((s = smelt_plan_run(ctx, p, in, n_in, out, n_out)) != SMELT_OK)
             kind = error_kind(ctx, s, "plan run", reason);
         smelt_plan_free(p);
     } else if (kind == PASSED) {
@@ -663,10 +661,9 @@ static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
             r[i].kind = EXCLUDED;
             snprintf(r[i].reason, REASON, "%s", e->reason);
         } else {
-            r[i].kind =
-                o->no_fork
-                    ? run_test(o->dir, names[i], o, r[i].reason)
-                    : run_isolated(o->dir, names[i], o, r[i].reason);
+            r[i].kind = o->no_fork
+                            ? run_test(o->dir, names[i], o, r[i].reason)
+                            : run_isolated(o->dir, names[i], o, r[i].reason);
         }
         count[r[i].kind]++;
         show_progress(o, i, n, count, &r[i]);

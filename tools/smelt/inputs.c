@@ -36,9 +36,8 @@ static void list_inputs(const smelt_graph_t *g)
 
 /* Loads file path for input idx, converting a float file of another
  * float dtype when --cast is given and explaining the flag when not. */
-static int load_one(smelt_ctx_t *ctx, const cli_args *a,
-                    const smelt_graph_t *g, int idx, const char *path,
-                    smelt_tensor_t **out)
+static int load_one(smelt_ctx_t *ctx, const cli_args *a, const smelt_graph_t *g,
+                    int idx, const char *path, smelt_tensor_t **out)
 {
     const char *name = smelt_graph_input_name(g, idx);
     smelt_tensor_t *t = NULL;
@@ -111,8 +110,8 @@ static int random_input(smelt_ctx_t *ctx, const cli_args *a,
             fprintf(stderr,
                     "smelt %s: input '%s' dim %d (%s) set to %lld; --dim "
                     "%s=N chooses\n",
-                    a->verb, name, d, sym ? sym : "unnamed",
-                    rule->dim_default, sym ? sym : "NAME");
+                    a->verb, name, d, sym ? sym : "unnamed", rule->dim_default,
+                    sym ? sym : "NAME");
     }
     if (smelt_tensor_init(ctx, dt, nd, shape, out) != SMELT_OK) {
         fprintf(stderr, "smelt %s: input '%s': %s\n", a->verb, name,
@@ -123,17 +122,16 @@ static int random_input(smelt_ctx_t *ctx, const cli_args *a,
     return 0;
 }
 
-int cli_bind_inputs(smelt_ctx_t *ctx, const cli_args *a,
-                    const smelt_graph_t *g, cli_input_rule *rule,
-                    smelt_tensor_t **inputs)
+int cli_bind_inputs(smelt_ctx_t *ctx, const cli_args *a, const smelt_graph_t *g,
+                    cli_input_rule *rule, smelt_tensor_t **inputs)
 {
     int n_in = smelt_graph_num_inputs(g), next = 0;
     for (int s = 0; s < a->n_inputs; s++) {
         const char *spec = a->inputs[s], *eq = strchr(spec, '=');
         int idx = eq ? cli_input_index(g, spec, (size_t)(eq - spec)) : next++;
         if (idx < 0) {
-            fprintf(stderr, "smelt %s: the graph has no input '%.*s'",
-                    a->verb, (int)(eq - spec), spec);
+            fprintf(stderr, "smelt %s: the graph has no input '%.*s'", a->verb,
+                    (int)(eq - spec), spec);
             list_inputs(g);
             return 1;
         }

@@ -24,9 +24,8 @@ typedef struct cli_input_rule {
  * an unknown input name, one given twice, a .npy that fails to load, a
  * float file of another dtype than the input's without --cast, an input
  * with no value. */
-int cli_bind_inputs(smelt_ctx_t *ctx, const cli_args *a,
-                    const smelt_graph_t *g, cli_input_rule *rule,
-                    smelt_tensor_t **inputs);
+int cli_bind_inputs(smelt_ctx_t *ctx, const cli_args *a, const smelt_graph_t *g,
+                    cli_input_rule *rule, smelt_tensor_t **inputs);
 
 /* Graph input `name` (len bytes), -1 when none. */
 int cli_input_index(const smelt_graph_t *g, const char *name, size_t len);

@@ -105,8 +105,10 @@ int cli_opt(int argc, char **argv)
         const char *file, *out;
         int stats;
         smelt_opt_options o;
-    } a = {args.files[0], args.str[CLI_OPT_out],
-           args.given[CLI_OPT_stats] > 0, {0}};
+    } a = {args.files[0],
+           args.str[CLI_OPT_out],
+           args.given[CLI_OPT_stats] > 0,
+           {0}};
     cli_opt_options(&args, &a.o, 1);
     a.o.why_not_fused = args.given[CLI_OPT_why_not_fused] > 0;
     smelt_ctx_t *ctx = smelt_ctx_init();
@@ -132,8 +134,7 @@ int cli_opt(int argc, char **argv)
         rc = cli_opt_plan_report(ctx, g, &args, a.o.debug_dir,
                                  a.stats ? info : NULL);
     if (!rc && a.out)
-        rc = write_model(ctx, g, a.out,
-                         args.given[CLI_OPT_onnx_standard] > 0);
+        rc = write_model(ctx, g, a.out, args.given[CLI_OPT_onnx_standard] > 0);
     else if (!rc)
         rc = cli_print_graph(ctx, g, args.given[CLI_OPT_weights] > 0);
     if (!rc)

@@ -70,8 +70,7 @@ static void print_stats(FILE *out, const smelt_plan_stats *s)
 }
 
 int cli_opt_plan_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                        const cli_args *a, const char *debug_dir,
-                        FILE *out)
+                        const cli_args *a, const char *debug_dir, FILE *out)
 {
     const char *env = getenv("SMELT_DEBUG");
     int dump = debug_dir || (env && *env && strcmp(env, "0") != 0);

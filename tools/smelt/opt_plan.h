@@ -16,7 +16,6 @@
  * dims left unbound are reported, not guessed, and are no error. Returns 0, or
  * 1 after printing why the plan failed otherwise. */
 int cli_opt_plan_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                        const cli_args *a, const char *debug_dir,
-                        FILE *out);
+                        const cli_args *a, const char *debug_dir, FILE *out);
 
 #endif

@@ -18,8 +18,7 @@ void cli_plan_options(const cli_args *a, smelt_plan_options *o)
         o->timeout_ms = (int64_t)(t * 1000.0 + 0.999);
 }
 
-void cli_opt_options(const cli_args *a, smelt_opt_options *o,
-                     int default_level)
+void cli_opt_options(const cli_args *a, smelt_opt_options *o, int default_level)
 {
     smelt_opt_options_default(o);
     o->level = (int32_t)cli_num(a, CLI_OPT_level, default_level);

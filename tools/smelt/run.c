@@ -115,8 +115,7 @@ static char *output_path(const char *dir, const char *name)
 
 /* Outputs with the same name would write the same file: refused before
  * running (the graph may return one value twice under one name). */
-static int check_output_names(const char *dir, const char *const *names,
-                              int n)
+static int check_output_names(const char *dir, const char *const *names, int n)
 {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)

@@ -51,7 +51,8 @@ static Onnx__TypeProto *type_proto(saver *S, const sm_type *t)
     if (t->ndim < 0)
         return tp;
     Onnx__TensorShapeProto *sh = sm_onnx_save_alloc(S, 1, sizeof *sh);
-    Onnx__TensorShapeProto__Dimension *d = sm_onnx_save_alloc(S, (size_t)t->ndim, sizeof *d);
+    Onnx__TensorShapeProto__Dimension *d =
+        sm_onnx_save_alloc(S, (size_t)t->ndim, sizeof *d);
     if (!sh || (t->ndim && !d))
         return NULL;
     onnx__tensor_shape_proto__init(sh);
@@ -248,8 +249,9 @@ Onnx__NodeProto *sm_onnx_save_node(saver *S, const sm_node *n,
     }
     np->name = (char *)n->name;
     for (int i = 0; i < n_in; i++)
-        in[i] = i < n->n_in && n->in[i] ? (char *)sm_onnx_save_vname(S, n->in[i])
-                                        : "";
+        in[i] = i < n->n_in && n->in[i]
+                    ? (char *)sm_onnx_save_vname(S, n->in[i])
+                    : "";
     for (int i = 0; i < x.n_to_attr; i++) {
         const sm_value *v = n->in[x.to_attr_index[i]];
         if (v->data->numel > 0) /* empty: as absent (see below) */
@@ -334,11 +336,13 @@ static Onnx__GraphProto *graph_proto(saver *S, const sm_block *b,
         n_nodes += nodes;
         n_vi += (size_t)b->nodes[i]->n_out;
     }
-    gp->input = sm_onnx_save_alloc(S, (size_t)b->n_params + 1, sizeof *gp->input);
-    gp->initializer =
-        sm_onnx_save_alloc(S, (size_t)b->n_consts + extra + 1, sizeof *gp->initializer);
+    gp->input =
+        sm_onnx_save_alloc(S, (size_t)b->n_params + 1, sizeof *gp->input);
+    gp->initializer = sm_onnx_save_alloc(S, (size_t)b->n_consts + extra + 1,
+                                         sizeof *gp->initializer);
     gp->node = sm_onnx_save_alloc(S, n_nodes + 1, sizeof *gp->node);
-    gp->output = sm_onnx_save_alloc(S, (size_t)b->n_ret + 1, sizeof *gp->output);
+    gp->output =
+        sm_onnx_save_alloc(S, (size_t)b->n_ret + 1, sizeof *gp->output);
     gp->value_info = sm_onnx_save_alloc(S, n_vi + 1, sizeof *gp->value_info);
     if (!gp->input || !gp->initializer || !gp->node || !gp->output ||
         !gp->value_info)

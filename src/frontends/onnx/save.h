@@ -45,8 +45,8 @@ Onnx__NodeProto *sm_onnx_save_node(sm_onnx_saver *S, const sm_node *n,
 
 /* Upper bounds of the nodes and initializers writing n adds to its graph
  * (more than one node where n is decomposed). */
-void sm_onnx_std_bound(const sm_onnx_saver *S, const sm_node *n,
-                       size_t *nodes, size_t *inits);
+void sm_onnx_std_bound(const sm_onnx_saver *S, const sm_node *n, size_t *nodes,
+                       size_t *inits);
 /* Appends n to gp: decomposed into standard ops when S->standard and n
  * is Smelt's own, else as sm_onnx_save_node writes it. 0 on failure
  * (nomem or err set). */

@@ -193,12 +193,14 @@ static const char *gelu(chain *c, const char *x, int tanh_form)
     const char *inner;
     if (tanh_form) {
         const char *x3 = binary(c, "Mul", binary(c, "Mul", x, x), x);
-        const char *u = binary(c, "Add", x,
-                               binary(c, "Mul", x3, scalar(c, 0.044715)));
+        const char *u =
+            binary(c, "Add", x, binary(c, "Mul", x3, scalar(c, 0.044715)));
         inner = unary(c, "Tanh",
-                      binary(c, "Mul", u, scalar(c, 0.7978845608028654 /* sqrt(2/pi) */)));
+                      binary(c, "Mul", u,
+                             scalar(c, 0.7978845608028654 /* sqrt(2/pi) */)));
     } else {
-        inner = unary(c, "Erf", binary(c, "Mul", x, scalar(c, 0.7071067811865476)));
+        inner =
+            unary(c, "Erf", binary(c, "Mul", x, scalar(c, 0.7071067811865476)));
     }
     const char *half_x = binary(c, "Mul", x, scalar(c, 0.5));
     return binary(c, "Mul", half_x, binary(c, "Add", inner, scalar(c, 1.0)));
@@ -244,7 +246,8 @@ static const char *activation(chain *c, const act *a, const char *x)
         return clip(c, x, &lo, &hi);
     }
     if (!strcmp(k, "clip")) {
-        double lo = a->alpha ? a->alpha->v.f : 0, hi = a->beta ? a->beta->v.f : 0;
+        double lo = a->alpha ? a->alpha->v.f : 0,
+               hi = a->beta ? a->beta->v.f : 0;
         return clip(c, x, a->alpha ? &lo : NULL, a->beta ? &hi : NULL);
     }
     if (!strcmp(k, "sigmoid"))
@@ -261,9 +264,9 @@ static const char *activation(chain *c, const act *a, const char *x)
     if (!strcmp(k, "tanh"))
         return unary(c, "Tanh", x);
     if (!c->S->err)
-        c->S->err = sm_err(c->S->ctx, SMELT_ERR_INVALID_ARG,
-                           "onnx: %s: unknown activation '%s'",
-                           c->n->out[0]->name, k);
+        c->S->err =
+            sm_err(c->S->ctx, SMELT_ERR_INVALID_ARG,
+                   "onnx: %s: unknown activation '%s'", c->n->out[0]->name, k);
     return NULL;
 }
 
@@ -298,8 +301,7 @@ static const char *fused_conv(chain *c, const act *epi)
 {
     static const char *const skip[] = {"layout", NULL};
     const char *in[3] = {input(c, 0), input(c, 1), input(c, 2)};
-    Onnx__NodeProto *np =
-        emit(c, "Conv", in, in[2] ? 3 : 2, c->n->n_attr + 1);
+    Onnx__NodeProto *np = emit(c, "Conv", in, in[2] ? 3 : 2, c->n->n_attr + 1);
     if (!copy_attrs(c, np, skip))
         return NULL;
     const char *y = out_of(np);
@@ -354,9 +356,9 @@ static int inline_body(saver *S, const sm_node *n, Onnx__GraphProto *gp,
     for (int i = 0; i < b->n_params; i++) {
         if (!n->in[i]) {
             if (!S->err)
-                S->err = sm_err(S->ctx, SMELT_ERR_VERIFY,
-                                "onnx: %s: input %d is absent", n->out[0]->name,
-                                i);
+                S->err =
+                    sm_err(S->ctx, SMELT_ERR_VERIFY,
+                           "onnx: %s: input %d is absent", n->out[0]->name, i);
             return 0;
         }
         S->alias[b->params[i]->id] = sm_onnx_save_vname(S, n->in[i]);
@@ -387,9 +389,8 @@ static int inline_body(saver *S, const sm_node *n, Onnx__GraphProto *gp,
         if (!copy[k])
             continue;
         Onnx__NodeProto *np =
-            emit(&c, "Identity", (const char *const[]){
-                                     sm_onnx_save_vname(S, b->ret[k])},
-                 1, 0);
+            emit(&c, "Identity",
+                 (const char *const[]){sm_onnx_save_vname(S, b->ret[k])}, 1, 0);
         if (!np)
             return 0;
         np->output[0] = (char *)sm_onnx_save_vname(S, n->out[k]);
@@ -438,8 +439,8 @@ static int upsample(saver *S, const sm_node *n, Onnx__GraphProto *gp)
         in[2] = name;
     }
     Onnx__NodeProto *np = emit(&c, "Resize", in, 3, 3);
-    if (!np || !attr_string(&c, np, "mode",
-                            sm_attrs_string(&at, "mode", "nearest")) ||
+    if (!np ||
+        !attr_string(&c, np, "mode", sm_attrs_string(&at, "mode", "nearest")) ||
         !attr_string(&c, np, "coordinate_transformation_mode", "asymmetric") ||
         !attr_string(&c, np, "nearest_mode", "floor"))
         return 0;
@@ -479,9 +480,11 @@ int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
     } else if (n->op == SM_OP_Celu) {
         const char *x = input(&c, 0);
         double alpha = sm_attrs_float(&at, "alpha", 1);
-        const char *e = unary(&c, "Exp", binary(&c, "Div", x, scalar(&c, alpha)));
-        const char *neg = binary(
-            &c, "Mul", binary(&c, "Sub", e, scalar(&c, 1.0)), scalar(&c, alpha));
+        const char *e =
+            unary(&c, "Exp", binary(&c, "Div", x, scalar(&c, alpha)));
+        const char *neg =
+            binary(&c, "Mul", binary(&c, "Sub", e, scalar(&c, 1.0)),
+                   scalar(&c, alpha));
         y = binary(&c, "Add", binary(&c, "Max", x, scalar(&c, 0.0)),
                    binary(&c, "Min", neg, scalar(&c, 0.0)));
     } else {

@@ -7,8 +7,9 @@
  *     when constant) and the input as B, the input itself for a 1x1,
  *     else B's panels gathered straight from the input while packing
  *     (im2col one KC x NC block at a time, never the whole matrix);
- *   - winograd F(4x4, 3x3) (conv_winograd.c) and position-major (conv_posmajor.c)
- *     for constant weights, which they read only in their prepacked form;
+ *   - winograd F(4x4, 3x3) (conv_winograd.c) and position-major
+ * (conv_posmajor.c) for constant weights, which they read only in their
+ * prepacked form;
  *   - direct for few input channels (conv_direct.c);
  *   - depthwise layers row by row (conv_depthwise.c) or channel-interleaved
  *     (depthwise-blocked, conv_depthwise_blocked.c).
@@ -266,8 +267,9 @@ int sm_cpu_conv_supports(const sm_kernel_desc *d)
 static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w)
 {
     if (is_depthwise(g))
-        return sm_conv_depthwise_blocked_wanted(g) ? SM_CPU_ALGO_DEPTHWISE_BLOCKED
-                                     : SM_CPU_ALGO_DEPTHWISE;
+        return sm_conv_depthwise_blocked_wanted(g)
+                   ? SM_CPU_ALGO_DEPTHWISE_BLOCKED
+                   : SM_CPU_ALGO_DEPTHWISE;
     if (g->nhwc)
         return SM_CPU_ALGO_POS_MAJOR;
     if (sm_conv_direct_wanted(g))
@@ -434,8 +436,8 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     size_t wsb = a->workspace_bytes;
     switch (c->algo) {
     case SM_CPU_ALGO_DEPTHWISE_BLOCKED:
-        return sm_conv_depthwise_blocked(a->ctx, ops, &g, x, w, bias, res, &base, y, tp, ws,
-                           wsb);
+        return sm_conv_depthwise_blocked(a->ctx, ops, &g, x, w, bias, res,
+                                         &base, y, tp, ws, wsb);
     case SM_CPU_ALGO_DEPTHWISE:
         return sm_conv_depthwise(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
                                  ws, wsb);
@@ -448,8 +450,8 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         return sm_conv_winograd(a->ctx, ops, &g, x, pa, &e, y, tp, ws, wsb);
     }
     case SM_CPU_ALGO_POS_MAJOR:
-        return sm_conv_posmajor_run(a->ctx, ops, &g, x, pa, bias, res, &base, y, tp,
-                              ws, wsb);
+        return sm_conv_posmajor_run(a->ctx, ops, &g, x, pa, bias, res, &base, y,
+                                    tp, ws, wsb);
     case SM_CPU_ALGO_GEMM_1X1:
     case SM_CPU_ALGO_IM2COL:
         if (g.nhwc)

@@ -64,13 +64,14 @@ int sm_conv_posmajor_wanted(const sm_conv_geom *g);
 size_t sm_conv_posmajor_workspace(const sm_conv_geom *g, int n_threads);
 /* The weights [M, K] as the prepacked B [K, M]. */
 smelt_status sm_conv_posmajor_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
-                             const sm_conv_geom *g, const float *w,
-                             sm_gemm_pack **out);
+                                   const sm_conv_geom *g, const float *w,
+                                   sm_gemm_pack **out);
 smelt_status sm_conv_posmajor_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
-                            const sm_conv_geom *g, const float *x,
-                            const sm_gemm_pack *wb, const float *bias,
-                            const float *res, const sm_gemm_epi *epi, float *y,
-                            sm_threadpool *tp, void *ws, size_t ws_bytes);
+                                  const sm_conv_geom *g, const float *x,
+                                  const sm_gemm_pack *wb, const float *bias,
+                                  const float *res, const sm_gemm_epi *epi,
+                                  float *y, sm_threadpool *tp, void *ws,
+                                  size_t ws_bytes);
 
 /* Direct convolution for layers with few input channels (conv_direct.c):
  * its choice, scratch bytes and run (NCHW, no residual). */
@@ -90,20 +91,22 @@ smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
  * of conv_depthwise_blocked.c: its choice, scratch bytes and run (as
  * sm_conv_depthwise's). */
 int sm_conv_depthwise_blocked_wanted(const sm_conv_geom *g);
-size_t sm_conv_depthwise_blocked_workspace(const sm_conv_geom *g, int n_threads);
+size_t sm_conv_depthwise_blocked_workspace(const sm_conv_geom *g,
+                                           int n_threads);
 smelt_status sm_conv_depthwise_blocked(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
-                         const sm_conv_geom *g, const float *x, const float *w,
-                         const float *bias, const float *res,
-                         const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
-                         void *ws, size_t ws_bytes);
+                                       const sm_conv_geom *g, const float *x,
+                                       const float *w, const float *bias,
+                                       const float *res, const sm_gemm_epi *epi,
+                                       float *y, sm_threadpool *tp, void *ws,
+                                       size_t ws_bytes);
 
 /* Scratch bytes of the row-by-row depthwise path (conv_depthwise.c) with
  * n_threads threads. */
 size_t sm_conv_depthwise_workspace(const sm_conv_geom *g, int n_threads);
 
 /* Depthwise convolution row by row (conv_depthwise.c; conv.c chooses it over
- * sm_conv_depthwise_blocked): Y = epilogue(conv) in one pass per output row, split
- * over the pool by (image, channel). ws may be NULL (allocated here). */
+ * sm_conv_depthwise_blocked): Y = epilogue(conv) in one pass per output row,
+ * split over the pool by (image, channel). ws may be NULL (allocated here). */
 smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                                const sm_conv_geom *g, const float *x,
                                const float *w, const float *bias,

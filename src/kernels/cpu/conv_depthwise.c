@@ -161,8 +161,8 @@ smelt_status sm_conv_depthwise(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     if (planes < 2)
         threads = 1;
     void *own;
-    char *scratch =
-        sm_cpu_scratch(ws, ws_bytes, sm_conv_depthwise_workspace(g, threads), &own);
+    char *scratch = sm_cpu_scratch(
+        ws, ws_bytes, sm_conv_depthwise_workspace(g, threads), &own);
     if (!scratch)
         return sm_err_nomem(ctx);
     dw_job J = {.ops = ops,

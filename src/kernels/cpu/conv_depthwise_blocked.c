@@ -1,6 +1,6 @@
 /*
- * conv_depthwise_blocked.c - depthwise convolution on channels interleaved a vector at
- * a time, for planes up to about 120 x 120 (all of MobileNet's).
+ * conv_depthwise_blocked.c - depthwise convolution on channels interleaved a
+ * vector at a time, for planes up to about 120 x 120 (all of MobileNet's).
  *
  * The per-plane path (conv_depthwise.c) vectorizes along a plane's rows; a
  * 7 x 7 plane is 49 outputs, and the fixed cost of splitting, sweeping
@@ -383,10 +383,11 @@ static void dwc_blocks(void *arg, int64_t begin, int64_t end, int tid)
 }
 
 smelt_status sm_conv_depthwise_blocked(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
-                         const sm_conv_geom *g, const float *x, const float *w,
-                         const float *bias, const float *res,
-                         const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
-                         void *ws, size_t ws_bytes)
+                                       const sm_conv_geom *g, const float *x,
+                                       const float *w, const float *bias,
+                                       const float *res, const sm_gemm_epi *epi,
+                                       float *y, sm_threadpool *tp, void *ws,
+                                       size_t ws_bytes)
 {
     int vl = ops->vl;
     dwc_job J = {.ops = ops,
@@ -426,8 +427,8 @@ smelt_status sm_conv_depthwise_blocked(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                       "one output channel per input channel, no residual "
                       "over the plane and whole blocks of 16 channels");
     void *own;
-    J.ws =
-        sm_cpu_scratch(ws, ws_bytes, sm_conv_depthwise_blocked_workspace(g, threads), &own);
+    J.ws = sm_cpu_scratch(
+        ws, ws_bytes, sm_conv_depthwise_blocked_workspace(g, threads), &own);
     if (!J.ws)
         return sm_err_nomem(ctx);
     /* one task: the calling thread alone (the scratch is for one) */

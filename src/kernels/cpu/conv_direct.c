@@ -50,7 +50,7 @@ static int64_t band_in_rows(const sm_conv_geom *g, int64_t bo)
 }
 
 static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
-                       int threads, dir_lay *l)
+                         int threads, dir_lay *l)
 {
     sm_rowsplit_init(&l->rs, g->OW, g->kw, g->sw, g->dw, g->pw, g->W,
                      ops ? ops->gather2 : NULL);

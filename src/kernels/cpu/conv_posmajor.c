@@ -70,8 +70,8 @@ size_t sm_conv_posmajor_workspace(const sm_conv_geom *g, int n_threads)
 }
 
 smelt_status sm_conv_posmajor_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
-                             const sm_conv_geom *g, const float *w,
-                             sm_gemm_pack **out)
+                                   const sm_conv_geom *g, const float *w,
+                                   sm_gemm_pack **out)
 {
     /* W [M, K] row-major read as W^T [K, M]: rows K apart by 1, columns
      * by K */
@@ -125,10 +125,11 @@ static void pm_out(void *arg, int64_t begin, int64_t end, int tid)
 }
 
 smelt_status sm_conv_posmajor_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
-                            const sm_conv_geom *g, const float *x,
-                            const sm_gemm_pack *wb, const float *bias,
-                            const float *res, const sm_gemm_epi *epi, float *y,
-                            sm_threadpool *tp, void *ws, size_t ws_bytes)
+                                  const sm_conv_geom *g, const float *x,
+                                  const sm_gemm_pack *wb, const float *bias,
+                                  const float *res, const sm_gemm_epi *epi,
+                                  float *y, sm_threadpool *tp, void *ws,
+                                  size_t ws_bytes)
 {
     if ((g->nhwc & SM_B16_OUT) && res)
         return sm_err(ctx, SMELT_ERR_RUNTIME,

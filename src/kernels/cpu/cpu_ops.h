@@ -173,8 +173,8 @@ typedef struct sm_cpu_ops {
      * apart: vl in a padded scratch buffer, 16 in a channel-blocked
      * tensor read in place): out[oy * ors + ox * os + l] = act(bias[l] +
      * sum over taps t of wt[t * vl + l] * in[oy * sh * pitch + ox * sw *
-     * ps + off[t] + l]) (conv_depthwise_blocked.c); os is vl, or the channel count of
-     * an NHWC output. */
+     * ps + off[t] + l]) (conv_depthwise_blocked.c); os is vl, or the channel
+     * count of an NHWC output. */
     void (*dw_cblock)(const float *in, int64_t pitch, int64_t ps, int64_t sh,
                       int64_t sw, const float *wt, const int64_t *off,
                       int ntaps, const float *bias, int act, float act_a,

@@ -104,8 +104,8 @@ typedef enum sm_cpu_algo {
     SM_CPU_ALGO_POS_MAJOR,         /* conv_posmajor.c: Y^T = X^T W^T, m n k */
     SM_CPU_ALGO_DIRECT,            /* conv_direct.c, few input channels: taps */
     SM_CPU_ALGO_DEPTHWISE,         /* conv_depthwise.c, row by row: taps */
-    SM_CPU_ALGO_DEPTHWISE_BLOCKED, /* conv_depthwise_blocked.c, channels interleaved a
-                                      vector at a time: taps */
+    SM_CPU_ALGO_DEPTHWISE_BLOCKED, /* conv_depthwise_blocked.c, channels
+                                      interleaved a vector at a time: taps */
     SM_CPU_ALGO_COUNT
 } sm_cpu_algo;
 

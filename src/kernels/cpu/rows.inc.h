@@ -308,8 +308,8 @@ static void max_strided(const float *x, int64_t sx, float *y, int64_t n)
 
 /* y[i] = act(bias + sum over t < ntaps of w[t] * taps[t][i]), for i in
  * [0, n): one output row of a depthwise convolution whose taps are
- * contiguous rows (conv_depthwise.c pads and phase-splits the input so every tap
- * is), with the bias and activation of its fused epilogue applied in
+ * contiguous rows (conv_depthwise.c pads and phase-splits the input so every
+ * tap is), with the bias and activation of its fused epilogue applied in
  * registers before the store. Four vectors of outputs per step, so four
  * independent FMA chains hide the FMA latency; the last step masks its
  * lanes past n. */
@@ -580,10 +580,10 @@ static void gather2(const float *x, float *d, int64_t n)
     }
 }
 
-/* Channel interleaving a vector at a time (conv_depthwise_blocked.c, conv_posmajor.c):
- * lanes_in: d[j * VL + l] = s[l][j], lanes_out: d[l][j] = s[j * stride +
- * l], for l < VL and j < n; whole VL x VL blocks transposed in registers,
- * the last columns one by one. */
+/* Channel interleaving a vector at a time (conv_depthwise_blocked.c,
+ * conv_posmajor.c): lanes_in: d[j * VL + l] = s[l][j], lanes_out: d[l][j] = s[j
+ * * stride + l], for l < VL and j < n; whole VL x VL blocks transposed in
+ * registers, the last columns one by one. */
 static void lanes_in(const float *const *s, int64_t n, float *d)
 {
     int64_t j = 0;

@@ -126,8 +126,8 @@ static size_t scan_bytes_known(const sm_out_hint *h, int64_t trips,
  * iteration also checks the run's time limit: a loop with no bound
  * stops when the run's timeout is up.
  */
-static smelt_status loop_check_before(const sm_kargs *a, int carried,
-                                      int scans, int64_t trips)
+static smelt_status loop_check_before(const sm_kargs *a, int carried, int scans,
+                                      int64_t trips)
 {
     for (int i = 0; i < scans && a->out_hint; i++) {
         size_t b = scan_bytes_known(&a->out_hint[carried + i], trips,

@@ -22,7 +22,7 @@ static smelt_status bad_out(const sm_kargs *a, const char *what)
 }
 
 void sm_movement_copy(sm_tensor *y, const sm_tensor *x, sm_movement_src_fn src,
-                    const void *user, const void *fill)
+                      const void *user, const void *fill)
 {
     if (y->numel == 0)
         return;

@@ -1,6 +1,6 @@
 /*
- * movement.h - index arithmetic shared by the data-movement ops' shape functions
- * (src/ir/shape_*.c) and their reference kernels, so that the shape a
+ * movement.h - index arithmetic shared by the data-movement ops' shape
+ * functions (src/ir/shape_*.c) and their reference kernels, so that the shape a
  * function infers and the elements a kernel reads come from one place.
  */
 #ifndef SM_REF_MOVEMENT_H
@@ -19,7 +19,7 @@ typedef int64_t (*sm_movement_src_fn)(const void *user, const int64_t *idx);
 /* Fills y in row-major order, each element copied (as bytes, so for any
  * dtype) from the element of x that src names, or from fill. */
 void sm_movement_copy(sm_tensor *y, const sm_tensor *x, sm_movement_src_fn src,
-                    const void *user, const void *fill);
+                      const void *user, const void *fill);
 
 /* The affine source map Slice, Transpose and Expand share: output axis d
  * reads input offset (first[d] + idx[d] * step[d]) * stride[d], summed
