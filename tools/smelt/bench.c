@@ -344,14 +344,8 @@ int cli_bench(int argc, char **argv)
             rc = cli_fail(ctx, a.file);
     }
     double compile = now_ms() - t0;
-    if (!rc && a.print_plan) {
-        char *text = NULL;
-        if (smelt_plan_print(ctx, p, &text) != SMELT_OK)
-            rc = cli_fail(ctx, "plan");
-        else
-            fputs(text, stdout);
-        smelt_string_free(text);
-    }
+    if (!rc && a.print_plan)
+        rc = cli_plan_print(ctx, p);
     size_t n = p ? (size_t)smelt_plan_num_steps(p) : 0;
     size_t cells = (a.profile || a.trace) ? (size_t)a.runs * n : 0;
     tm.lat = calloc((size_t)a.runs, sizeof(double));

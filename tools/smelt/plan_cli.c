@@ -3,6 +3,10 @@
  */
 #include "plan_cli.h"
 
+#include <stdio.h>
+
+#include "cli.h"
+
 void cli_plan_options(const cli_args *a, smelt_plan_options *o)
 {
     smelt_plan_options_default(o);
@@ -34,4 +38,16 @@ void cli_opt_options(const cli_args *a, smelt_opt_options *o, int default_level)
         o->verify_each = 1;
     if (a->str[CLI_OPT_debug_dir])
         o->debug_dir = a->str[CLI_OPT_debug_dir];
+}
+
+int cli_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p)
+{
+    char *text = NULL;
+    int rc = 0;
+    if (smelt_plan_print(ctx, p, &text) != SMELT_OK)
+        rc = cli_fail(ctx, "plan");
+    else
+        fputs(text, stdout);
+    smelt_string_free(text);
+    return rc;
 }

@@ -12,6 +12,9 @@
 void cli_plan_options(const cli_args *a, smelt_plan_options *o);
 /* Defaults with level default_level, then -O, --passes, --fold-max-bytes,
  * --unroll-max-trips, --verify-each, --debug-dir. */
+/* Prints plan p (smelt_plan_print: steps, kernels and what each decided,
+ * memory map) on stdout; 0, or 1 after reporting an error. */
+int cli_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p);
 void cli_opt_options(const cli_args *a, smelt_opt_options *o,
                      int default_level);
 

@@ -196,12 +196,7 @@ int cli_run(int argc, char **argv)
     if (!rc && plan && a.given[CLI_OPT_print_plan]) {
         /* the plan with each kernel's decision (algorithm, geometry) and
          * the memory map, after the run */
-        char *text = NULL;
-        if (smelt_plan_print(ctx, plan, &text) != SMELT_OK)
-            rc = cli_fail(ctx, "plan");
-        else
-            fputs(text, stdout);
-        smelt_string_free(text);
+        rc = cli_plan_print(ctx, plan);
     }
     if (!rc && outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "smelt run: %s: %s\n", outdir, strerror(errno));
