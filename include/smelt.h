@@ -304,6 +304,53 @@ int smelt_graph_input_ndim(const smelt_graph_t *g, int i);
 int64_t smelt_graph_input_dim(const smelt_graph_t *g, int i, int axis);
 const char *smelt_graph_input_dim_name(const smelt_graph_t *g, int i, int axis);
 
+/* ---- autograd (docs/AUTOGRAD.md) ---------------------------------------- */
+
+/* How a loss that is not a scalar becomes one. */
+typedef enum smelt_loss_reduce {
+    SMELT_LOSS_SUM = 0,
+    SMELT_LOSS_MEAN = 1
+} smelt_loss_reduce;
+
+/* Options of smelt_graph_grad; fill with smelt_grad_options_default. */
+typedef struct smelt_grad_options {
+    size_t struct_size;  /* sizeof(smelt_grad_options), set by the macro */
+    const char *loss;    /* the value differentiated (NULL: the first
+                            output), reduced to a scalar by loss_reduce */
+    int32_t loss_reduce; /* smelt_loss_reduce (default SMELT_LOSS_SUM) */
+    int32_t n_wrt;
+    const char *const *wrt; /* the values (graph inputs or initializers)
+                               to differentiate with respect to; NULL:
+                               every floating-point initializer */
+    int32_t params_as_inputs; /* the initializers among wrt become graph
+                                 inputs (appended, same names), so a
+                                 training loop can feed updated weights */
+} smelt_grad_options;
+
+smelt_status smelt_grad_options_init(smelt_grad_options *o, size_t struct_size);
+#define smelt_grad_options_default(o)                                          \
+    smelt_grad_options_init((o), sizeof(smelt_grad_options))
+
+/* The joint graph of g (not modified): g's forward computation, then the
+ * backward pass of the loss. Its outputs are g's outputs, then the loss
+ * (a scalar named "loss"), then one gradient per wrt value, in order,
+ * named after it with ".grad" appended (made unique). It is an ordinary
+ * graph: it prints, verifies, optimizes, plans and runs. Fails with a
+ * message naming the node when the loss does not depend on the wrt values
+ * through differentiable ops or an op on the path has no gradient rule. */
+smelt_status smelt_graph_grad(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                              const smelt_grad_options *opt,
+                              smelt_graph_t **out);
+/* The roles of a joint graph's outputs (0 / -1 / NULL on other graphs):
+ * how many gradients, the output holding the loss, and for gradient i the
+ * value it differentiates, its output, and the input that value became
+ * (params_as_inputs; -1 when it did not). */
+int smelt_graph_num_grads(const smelt_graph_t *g);
+int smelt_graph_loss_output(const smelt_graph_t *g);
+const char *smelt_graph_grad_wrt(const smelt_graph_t *g, int i);
+int smelt_graph_grad_output(const smelt_graph_t *g, int i);
+int smelt_graph_grad_input(const smelt_graph_t *g, int i);
+
 /* ---- plans: compiled graphs (docs/RUNTIME.md) --------------------------- */
 
 /* A plan is a graph compiled for concrete input shapes: a kernel chosen

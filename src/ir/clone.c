@@ -194,6 +194,32 @@ sm_node *sm_rw_clone_node(sm_rw *rw, sm_block *b, sm_node *before,
     return n;
 }
 
+/* A copy of a joint graph's signature in dst's arena. */
+static smelt_status copy_grad_sig(smelt_ctx_t *ctx, sm_graph *dst,
+                                  const sm_grad_sig *src)
+{
+    sm_arena *a = &dst->arena;
+    sm_grad_sig *s = sm_arena_alloc(a, sizeof *s);
+    size_t n = (size_t)(src->n > 0 ? src->n : 1);
+    if (!s)
+        return sm_err_nomem(ctx);
+    *s = *src;
+    s->wrt = sm_arena_alloc(a, n * sizeof *s->wrt);
+    s->grad_out = sm_arena_alloc(a, n * sizeof *s->grad_out);
+    s->wrt_in = sm_arena_alloc(a, n * sizeof *s->wrt_in);
+    if (!s->wrt || !s->grad_out || !s->wrt_in)
+        return sm_err_nomem(ctx);
+    for (int i = 0; i < src->n; i++) {
+        s->wrt[i] = sm_arena_strdup(a, src->wrt[i]);
+        if (!s->wrt[i])
+            return sm_err_nomem(ctx);
+        s->grad_out[i] = src->grad_out[i];
+        s->wrt_in[i] = src->wrt_in[i];
+    }
+    dst->grad = s;
+    return SMELT_OK;
+}
+
 smelt_status sm_graph_clone(smelt_ctx_t *ctx, const sm_graph *g, sm_graph **out)
 {
     *out = NULL;
@@ -206,6 +232,8 @@ smelt_status sm_graph_clone(smelt_ctx_t *ctx, const sm_graph *g, sm_graph **out)
         st = clone_block(rw, dst->top, g->top, map, g->n_values, NULL);
     sm_rw_free(rw);
     sm_free(map);
+    if (st == SMELT_OK && g->grad)
+        st = copy_grad_sig(ctx, dst, g->grad);
     if (st != SMELT_OK) {
         sm_graph_free(dst);
         return st;

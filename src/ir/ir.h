@@ -79,6 +79,18 @@ struct sm_block {
     sm_graph *graph;
 };
 
+/* What smelt_graph_grad made of a joint graph's signature
+ * (docs/AUTOGRAD.md): the output holding the loss and, for each value
+ * differentiated, its name, the output holding its gradient and, when it
+ * was lifted from an initializer, the input it became (-1 otherwise). */
+typedef struct sm_grad_sig {
+    int loss_out;
+    int n;
+    const char **wrt;
+    int *grad_out;
+    int *wrt_in;
+} sm_grad_sig;
+
 struct smelt_graph {
     const char *name;
     const char *src_file; /* the file the graph was parsed from, or NULL */
@@ -90,6 +102,7 @@ struct smelt_graph {
     sm_node **nodes_all;
     int n_blocks_all, cap_blocks_all;
     sm_block **blocks_all;
+    sm_grad_sig *grad; /* NULL unless smelt_graph_grad made the graph */
 };
 
 /* ---- construction ------------------------------------------------------ */

@@ -11,7 +11,8 @@
 #define SPEC_MAX 12
 
 static sm_op_info op_table[SM_OP_COUNT] = {
-#define OP(nm, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)     \
+#define OP(nm, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost,     \
+           grad)                                                               \
     {#nm,   SM_CLASS_##cls, imin, imax, omin, omax, nblk,                      \
      attrs, shape,          ref,  cost, NULL, 0},
 #include "ir/ops.def"

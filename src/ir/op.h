@@ -72,7 +72,8 @@ typedef struct sm_op_info {
 
 /* Declarations of the shape and cost functions the table names (the
  * reference kernels' are in kernels/ops.h). */
-#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)   \
+#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost,   \
+           grad)                                                               \
     smelt_status shape(sm_shape_ctx *s);                                       \
     void cost(const sm_shape_ctx *s, sm_cost *c);
 #include "ir/ops.def"

@@ -11,7 +11,8 @@
 #include "kernels/kernel.h"
 
 typedef enum sm_op {
-#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)   \
+#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost,   \
+           grad)                                                               \
     SM_OP_##name,
 #include "ir/ops.def"
 #undef OP
@@ -19,7 +20,8 @@ typedef enum sm_op {
 } sm_op;
 
 /* The reference kernel of every row. */
-#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost)   \
+#define OP(name, cls, imin, imax, omin, omax, nblk, attrs, shape, ref, cost,   \
+           grad)                                                               \
     smelt_status ref(const sm_kargs *a);
 #include "ir/ops.def"
 #undef OP

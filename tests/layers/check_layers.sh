@@ -4,6 +4,10 @@
 #
 #   frontends -> ir -> passes -> plan -> runtime -> kernels
 #
+# autograd (src/autograd/) is a graph-to-graph transform beside the
+# passes: it includes the IR and the passes, and nothing but the public
+# API reaches it.
+#
 # Data flows left to right; code depends the other way. Each stage
 # includes the IR and the stages whose output it consumes, never a later
 # stage (the IR never includes the passes, the plan or the runtime; the
@@ -28,6 +32,7 @@ allowed() {
     ir) echo "core kernels ir" ;;
     frontends) echo "core ir frontends" ;;
     passes) echo "core kernels ir passes" ;;
+    autograd) echo "core kernels ir passes autograd" ;;
     plan) echo "core kernels ir plan" ;;
     runtime) echo "core kernels ir plan runtime" ;;
     *) echo "" ;; # tools, examples: smelt.h only
@@ -48,7 +53,7 @@ while IFS= read -r hit; do
     target=${header%%/*}
     [ "$target" = "$header" ] && continue # its own folder, or smelt.h
     case $target in
-    core | kernels | ir | frontends | passes | plan | runtime) ;;
+    core | kernels | ir | frontends | passes | autograd | plan | runtime) ;;
     *) continue ;; # a header of its own subfolder
     esac
     from=$(printf '%s\n' "$file" | cut -d/ -f1)
