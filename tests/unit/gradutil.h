@@ -1,0 +1,97 @@
+/*
+ * gradutil.h - checks gradients of small f64 text-IR graphs against
+ * central differences, for the autograd tests (test_grad*.c). Header
+ * only: each test program includes it once.
+ */
+#ifndef GRADUTIL_H
+#define GRADUTIL_H
+
+#include <math.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "core/tensor.h"
+#include "ir/ir.h"
+
+#define EPS 1e-6
+#define ATOL 1e-5
+#define RTOL 1e-3
+
+static inline smelt_graph_t *parse(const char *text)
+{
+    smelt_graph_t *g = NULL;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_status st = smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g);
+    if (st != SMELT_OK)
+        fail_msg("parse: %s", smelt_ctx_error(ctx));
+    smelt_ctx_free(ctx);
+    return g;
+}
+
+/* The first output of g (no inputs) as a scalar sum. */
+static inline double run_sum(smelt_graph_t *g)
+{
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_tensor_t *out[8] = {0};
+    int n_out = smelt_graph_num_outputs(g);
+    if (smelt_graph_run_reference(ctx, g, NULL, 0, out, n_out) != SMELT_OK)
+        fail_msg("run: %s", smelt_ctx_error(ctx));
+    double s = 0;
+    for (int64_t i = 0; i < smelt_tensor_numel(out[0]); i++)
+        s += smelt_tensor_get_f64(out[0], i);
+    for (int i = 0; i < n_out; i++)
+        smelt_tensor_free(out[i]);
+    smelt_ctx_free(ctx);
+    return s;
+}
+
+/* Checks every gradient of the joint graph of `text` (loss: the sum of
+ * its first output) against central differences; returns the number of
+ * gradient elements checked. */
+static inline int check_text(const char *text)
+{
+    smelt_graph_t *g = parse(text);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *j = NULL;
+    if (smelt_graph_grad(ctx, g, NULL, &j) != SMELT_OK)
+        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    assert_int_equal(smelt_graph_verify(ctx, j), SMELT_OK);
+    int n_out = smelt_graph_num_outputs(j);
+    smelt_tensor_t *out[32] = {0};
+    assert_true(n_out <= 32);
+    if (smelt_graph_run_reference(ctx, j, NULL, 0, out, n_out) != SMELT_OK)
+        fail_msg("run joint: %s", smelt_ctx_error(ctx));
+    int checked = 0;
+    for (int k = 0; k < smelt_graph_num_grads(j); k++) {
+        const char *name = smelt_graph_grad_wrt(j, k);
+        smelt_tensor_t *d = out[smelt_graph_grad_output(j, k)];
+        sm_value *c = sm_graph_find_value(g, name);
+        assert_non_null(c);
+        assert_non_null(c->data);
+        assert_int_equal(smelt_tensor_numel(d), c->data->numel);
+        double *w = c->data->data;
+        for (int64_t i = 0; i < c->data->numel; i++) {
+            double keep = w[i];
+            w[i] = keep + EPS;
+            double up = run_sum(g);
+            w[i] = keep - EPS;
+            double dn = run_sum(g);
+            w[i] = keep;
+            double num = (up - dn) / (2 * EPS);
+            double ana = smelt_tensor_get_f64(d, i);
+            if (fabs(ana - num) > ATOL + RTOL * fabs(num))
+                fail_msg("d/d%s[%lld]: analytic %.9g, numeric %.9g", name,
+                         (long long)i, ana, num);
+            checked++;
+        }
+    }
+    for (int i = 0; i < n_out; i++)
+        smelt_tensor_free(out[i]);
+    smelt_graph_free(j);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+    return checked;
+}
+
+#endif
