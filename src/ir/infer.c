@@ -25,6 +25,13 @@ smelt_status sm_node_shape(smelt_ctx_t *ctx, const sm_node *n,
         sm_node_where(n, where, sizeof where);
         return sm_err(ctx, SMELT_ERR_VERIFY, "%s: %s", where, why);
     }
+    if (n->n_blocks != info->n_blocks) { /* shape functions read them all */
+        char where[160];
+        sm_node_where(n, where, sizeof where);
+        return sm_err(ctx, SMELT_ERR_VERIFY,
+                      "%s: must own %d sub-blocks, owns %d", where,
+                      info->n_blocks, n->n_blocks);
+    }
     sm_operand stack_ops[MAX_OPERANDS];
     sm_operand *ops = stack_ops;
     if (n->n_in > MAX_OPERANDS &&

@@ -297,6 +297,15 @@ static smelt_status parse_node(sm_parser *p, sm_block *b, size_t n_out)
            !sm_parse_is_word(&p->tok, "return") &&
            sm_op_from_name(p->tok.s, (int)p->tok.n) == SM_OP_COUNT)
         SM_TRY(parse_block(p, n));
+    /* Shape inference and the runtime read every sub-block the op owns. */
+    int want = sm_op_info_get(op)->n_blocks;
+    if (n->n_blocks < want)
+        return sm_parse_err(
+            p, &p->tok,
+            "%s owns %d sub-block%s, got %d; expected '%s' "
+            "here, found %s",
+            sm_op_info_get(op)->name, want, want == 1 ? "" : "s", n->n_blocks,
+            sm_op_block_label(op, n->n_blocks), sm_parse_found(p, f, sizeof f));
     for (int i = 0; i < n->n_out; i++) {
         const char *nm = n->out[i]->name;
         sm_parse_def *d = sm_strmap_get(&p->defs, nm, strlen(nm));
