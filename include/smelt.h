@@ -386,6 +386,10 @@ typedef struct smelt_plan_options {
     int64_t timeout_ms; /* each run of the plan stops with SMELT_ERR_LIMIT
                            after this many milliseconds (default 0: the
                            ctx's limit, smelt_ctx_set_timeout) */
+    int64_t memory_budget; /* when the arena would exceed this many bytes,
+                              recompute intermediates before their late
+                              readers instead of keeping them alive, where
+                              that frees memory (0: never; docs/AUTOGRAD.md) */
 } smelt_plan_options;
 
 /* Fills o with the defaults; struct_size is the caller's
@@ -456,6 +460,8 @@ typedef struct smelt_plan_stats {
     int32_t shared_buffers;  /* of those, the ones whose bytes another
                                 buffer reuses while it is dead */
     int32_t channel_blocked; /* values passed in channel blocks, not NCHW */
+    int32_t recomputed;      /* values computed again before a late reader
+                                instead of kept alive (memory_budget) */
 } smelt_plan_stats;
 
 /* out->struct_size must be set (SMELT_STRUCT_INIT). */
@@ -467,6 +473,10 @@ typedef struct smelt_plan_step_info {
     const char *op;
     const char *kernel; /* "ref", "copy", "dynamic" or the CPU kernel */
     double flops, bytes_read, bytes_write; /* from the op's cost function */
+    int32_t recompute_of; /* the step this one repeats to recompute its
+                             output (memory_budget), -1 for the others */
+    const char *value;    /* its first output's name ("" when none) */
+    int64_t value_bytes;  /* and that output's bytes */
 } smelt_plan_step_info;
 
 int smelt_plan_num_steps(const smelt_plan_t *p);

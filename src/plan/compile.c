@@ -252,6 +252,7 @@ static int make_view(builder *b, sm_step *st)
         return 0;
     if (in->kind == SM_SLOT_ARENA) {
         out->share = st->in[0];
+        out->view = 1;
     } else {
         out->kind = SM_SLOT_ALIAS;
         out->alias = in->kind == SM_SLOT_ALIAS ? in->alias : st->in[0];
@@ -639,6 +640,11 @@ static smelt_status read_options(smelt_ctx_t *ctx, const smelt_plan_options *o,
                       "plan: timeout_ms must be >= 0, got %lld",
                       (long long)o->timeout_ms);
     p->timeout_ms = o->timeout_ms;
+    if (o->memory_budget < 0)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "plan: memory_budget must be >= 0, got %lld",
+                      (long long)o->memory_budget);
+    p->memory_budget = o->memory_budget;
     return SMELT_OK;
 }
 
@@ -701,7 +707,7 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
         st = sm_plan_prepack(ctx, p);
     }
     if (st == SMELT_OK)
-        st = sm_plan_assign_memory(ctx, p);
+        st = sm_plan_recompute(ctx, p, opt->memory_budget);
     st = dump(ctx, p, opt, st);
     if (st != SMELT_OK) {
         smelt_plan_free(p);

@@ -185,6 +185,15 @@ smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p)
         sm_free(rlast);
         return sm_err_nomem(ctx);
     }
+    /* start over: remat.c plans memory again after adding steps */
+    p->n_inplace = 0;
+    p->unshared_bytes = 0;
+    for (int s = 0; s < p->n_slots; s++) {
+        sm_slot *sl = &p->slots[s];
+        sl->first = sl->last = -1;
+        if (!sl->view)
+            sl->share = -1;
+    }
     liveness(p);
     share_inplace(p, rlast);
     sm_free(rlast);
@@ -231,7 +240,8 @@ void sm_plan_free_steps(sm_plan *p)
 {
     for (int j = 0; p->steps && j < p->n_steps; j++) {
         sm_step *st = &p->steps[j];
-        sm_free(st->packed); /* one block (registry.h) */
+        if (!st->copy_of)
+            sm_free(st->packed); /* one block (registry.h) */
         st->packed = NULL;
     }
 }
@@ -270,6 +280,7 @@ smelt_status smelt_plan_get_stats(const smelt_plan_t *p,
     out->inplace = p->n_inplace;
     out->channels_last = p->n_nhwc;
     out->channel_blocked = p->n_blocked;
+    out->recomputed = p->n_recomputed;
     out->arena_buffers = p->n_buffers;
     out->shared_buffers = p->n_shared;
     out->threads = p->threads;
@@ -314,6 +325,9 @@ smelt_status smelt_plan_step(const smelt_plan_t *p, int i,
                 : st->n_out    ? p->slots[st->out[0]].v->name
                                : "";
     out->op = st->kind == SM_STEP_COPY ? "Copy" : st->info->name;
+    out->recompute_of = st->copy_of - 1;
+    out->value = st->n_out ? p->slots[st->out[0]].v->name : "";
+    out->value_bytes = st->n_out ? (int64_t)p->slots[st->out[0]].nbytes : 0;
     out->kernel = step_kernel_name(st);
     if (st->kind != SM_STEP_COPY) {
         out->flops = st->cost.flops;
@@ -407,19 +421,20 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
     smelt_plan_get_stats(p, &s);
     sm_strbuf b;
     sm_strbuf_init(&b);
-    sm_strbuf_appendf(&b,
-                      "# plan '%s': %d steps (%d optimized, %d reference, %d "
-                      "dynamic), %d threads, isa %s\n"
-                      "# arena %lld bytes (unshared %lld), weights %lld "
-                      "bytes, %d of %d buffers shared, %d in place\n"
-                      "# layout: %d values channels-last, %d channel-blocked, "
-                      "the others NCHW\n",
-                      p->g->name ? p->g->name : "", s.steps, s.kernel_steps,
-                      s.ref_steps, s.dynamic_steps, s.threads, s.isa,
-                      (long long)s.arena_bytes, (long long)s.unshared_bytes,
-                      (long long)s.weight_bytes, s.shared_buffers,
-                      s.arena_buffers, s.inplace, s.channels_last,
-                      s.channel_blocked);
+    sm_strbuf_appendf(
+        &b,
+        "# plan '%s': %d steps (%d optimized, %d reference, %d "
+        "dynamic), %d threads, isa %s\n"
+        "# arena %lld bytes (unshared %lld), weights %lld "
+        "bytes, %d of %d buffers shared, %d in place\n"
+        "# layout: %d values channels-last, %d channel-blocked, "
+        "the others NCHW\n"
+        "# recomputed: %d values (memory budget %lld bytes)\n",
+        p->g->name ? p->g->name : "", s.steps, s.kernel_steps, s.ref_steps,
+        s.dynamic_steps, s.threads, s.isa, (long long)s.arena_bytes,
+        (long long)s.unshared_bytes, (long long)s.weight_bytes,
+        s.shared_buffers, s.arena_buffers, s.inplace, s.channels_last,
+        s.channel_blocked, s.recomputed, (long long)p->memory_budget);
     for (int j = 0; j < p->n_steps; j++) {
         const sm_step *st = &p->steps[j];
         smelt_plan_step_info info = SMELT_STRUCT_INIT(smelt_plan_step_info);
@@ -448,6 +463,8 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
         if (st->ws_bytes)
             sm_strbuf_appendf(&b, " ws %zu@%lld", st->ws_bytes,
                               (long long)st->ws_offset);
+        if (st->copy_of)
+            sm_strbuf_appendf(&b, " recompute of step %d", st->copy_of - 1);
         sm_strbuf_putc(&b, '\n');
     }
     return sm_strbuf_take(&b, ctx, out);

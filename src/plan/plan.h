@@ -49,6 +49,10 @@ typedef struct sm_slot {
     int share;             /* ARENA: slot whose buffer it reuses (in place, or a
                               view of it), else -1 */
     int alias;             /* ALIAS: the slot whose memory it views */
+    int view;              /* ARENA: `share` is a view op's (compile.c), not
+                              an in-place reuse plan.c may redo */
+    int recomputed;        /* a copy remat.c made, written by a step that
+                              repeats the one writing the original */
 } sm_slot;
 
 typedef enum sm_step_kind {
@@ -76,6 +80,8 @@ typedef struct sm_step {
     sm_out_hint *hints;     /* CONTROL: declared output types */
     sm_cost cost;
     unsigned nhwc; /* KERNEL: SM_NHWC_* / SM_B16_* operand formats */
+    int copy_of;   /* 1 + the step this one repeats to recompute a value
+                      (remat.c): its packed weights are that step's; 0 */
 } sm_step;
 
 struct smelt_session;
@@ -93,6 +99,8 @@ struct smelt_plan {
     int *out_copy; /* output i must be copied from its slot (not OUTPUT) */
     int64_t arena_bytes, unshared_bytes, weight_bytes;
     int n_inplace, n_dynamic;
+    int n_recomputed;        /* steps remat.c added */
+    int64_t memory_budget;   /* the arena remat.c aims under (0: none) */
     int n_buffers, n_shared; /* arena buffers; those whose bytes another
                                 buffer reuses at another time */
     int n_nhwc, n_blocked;   /* values held channels-last, in channel blocks */
@@ -112,8 +120,14 @@ smelt_status sm_plan_build(smelt_ctx_t *ctx, sm_plan *p);
 
 /* Liveness over the steps, in-place sharing and arena offsets (plan.c):
  * fills slot first/last/share/offset, step ws_offset, arena_bytes,
- * unshared_bytes, n_inplace, n_buffers and n_shared. */
+ * unshared_bytes, n_inplace, n_buffers and n_shared. It may run again
+ * after steps change (remat.c): it starts over each time. */
 smelt_status sm_plan_assign_memory(smelt_ctx_t *ctx, sm_plan *p);
+
+/* Memory assignment, recomputing values (remat.c) while the arena
+ * exceeds budget (> 0) and a value can be recomputed without keeping
+ * anything else alive longer. */
+smelt_status sm_plan_recompute(smelt_ctx_t *ctx, sm_plan *p, int64_t budget);
 
 /* The operands of step st as a kernel sees them (compile.c): d points
  * at in[] and out[], which the caller provides. */

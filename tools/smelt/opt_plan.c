@@ -53,6 +53,27 @@ static int unbound(const smelt_graph_t *g, const cli_args *a, char *why,
     return 0;
 }
 
+/* The plan's save-or-recompute choices (--memory-budget): a line per
+ * recomputed value. */
+static void print_recomputed(FILE *out, const smelt_plan_t *p,
+                             const smelt_plan_stats *s)
+{
+    fprintf(out,
+            "  recompute: %d value%s recomputed before a late reader, "
+            "the others kept alive\n",
+            s->recomputed, s->recomputed == 1 ? "" : "s");
+    for (int j = 0; j < smelt_plan_num_steps(p); j++) {
+        smelt_plan_step_info i = SMELT_STRUCT_INIT(smelt_plan_step_info);
+        if (smelt_plan_step(p, j, &i) != SMELT_OK || i.recompute_of < 0)
+            continue;
+        char size[32];
+        cli_human_size(size, sizeof size, i.value_bytes);
+        fprintf(out,
+                "    %%%s (%s, %s): computed at step %d, again at step %d\n",
+                i.value, i.op, size, i.recompute_of, j);
+    }
+}
+
 static void print_stats(FILE *out, const smelt_plan_stats *s)
 {
     char arena[32], all[32];
@@ -89,8 +110,10 @@ int cli_opt_plan_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
     if (st == SMELT_OK) {
         smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
         smelt_plan_get_stats(p, &s);
-        if (out)
+        if (out) {
             print_stats(out, &s);
+            print_recomputed(out, p, &s);
+        }
     } else if (open) {
         if (out)
             fprintf(out,

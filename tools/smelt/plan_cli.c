@@ -20,6 +20,7 @@ void cli_plan_options(const cli_args *a, smelt_plan_options *o)
     double t = cli_real(a, CLI_OPT_timeout, 0);
     if (t > 0)
         o->timeout_ms = (int64_t)(t * 1000.0 + 0.999);
+    o->memory_budget = cli_num(a, CLI_OPT_memory_budget, 0);
 }
 
 void cli_opt_options(const cli_args *a, smelt_opt_options *o, int default_level)
