@@ -174,8 +174,8 @@ static void test_binary(void **state)
                      6 + 3 + 2 + 6); /* c unused: zeros */
 }
 
-/* pow with an integer exponent (only the base gets a gradient), prelu with
- * a per-channel slope. */
+/* pow with an integer exponent (only the base gets a gradient) and with
+ * a scalar one, prelu with a per-channel slope and with one slope. */
 static void test_pow_prelu(void **state)
 {
     (void)state;
@@ -187,6 +187,23 @@ static void test_pow_prelu(void **state)
                                 "  return %z\n"
                                 "}\n"),
                      6);
+    assert_int_equal(check_text("graph p() {\n"
+                                "  %a: f64[2,3] = const [" A3 "]\n"
+                                "  %e: f64[] = const 1.7\n"
+                                "  %y = Pow(%a, %e)\n"
+                                "  %s = Sum(%y, %e)\n"
+                                "  %z = Mul(%s, %a)\n"
+                                "  return %z\n"
+                                "}\n"),
+                     6 + 1);
+    assert_int_equal(check_text("graph p() {\n"
+                                "  %x: f64[2,3] = const [" GEN "]\n"
+                                "  %s: f64[1] = const [0.25]\n"
+                                "  %y = PRelu(%x, %s)\n"
+                                "  %z = Mul(%y, %x)\n"
+                                "  return %z\n"
+                                "}\n"),
+                     6 + 1);
     assert_int_equal(check_text("graph p() {\n"
                                 "  %x: f64[2,3,2] = const [0.5, -1.2, 2.0,"
                                 " -0.8, 1.7, -3.0, -0.4, 0.9, -1.1, 0.6,"
