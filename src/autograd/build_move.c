@@ -183,3 +183,14 @@ sm_value *mv_float_pair(sm_grad_ctx *g, smelt_dtype dt, double a, double b)
         g->st = sm_err_nomem(g->ctx);
     return v;
 }
+
+sm_value *mv_axis_len(sm_grad_ctx *g, sm_value *v, int axis)
+{
+    int64_t d = v && v->type.ndim > axis ? v->type.dims[axis].size : -1;
+    if (d >= 0)
+        return sm_g_ints(g, &d, 1);
+    sm_node *n = sm_g_node(g, SM_OP_Shape, 1, &v, 1);
+    mv_set_int(g, n, "start", axis);
+    mv_set_int(g, n, "end", axis + 1);
+    return sm_g_done(g, n);
+}

@@ -42,6 +42,9 @@ sm_value *mv_slice(sm_grad_ctx *g, sm_value *x, const int64_t *starts,
                    const int64_t *steps, int n);
 /* ConstantOfShape(shape) filled with v of dtype dt. */
 sm_value *mv_fill(sm_grad_ctx *g, sm_value *shape, smelt_dtype dt, double v);
+/* The length of v along axis as an i64[1]: a constant when known,
+ * Shape(v){start = axis, end = axis + 1} otherwise. */
+sm_value *mv_axis_len(sm_grad_ctx *g, sm_value *v, int axis);
 /* The constant [a, b] of dtype dt. */
 sm_value *mv_float_pair(sm_grad_ctx *g, smelt_dtype dt, double a, double b);
 /* x concatenated along axis (n parts). */

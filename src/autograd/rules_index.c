@@ -69,10 +69,25 @@ static sm_value *unstride(sm_grad_ctx *g, sm_value *d, int r, int ax,
     return mv_slice(g, u, &s, &e, axv, NULL, 1);
 }
 
-/* slice with constant parameters and the sliced sizes known: each
- * element back where it was read, by reversal, unstriding and one Pad
- * with zeros. NULL with *fallback set when the parameters or sizes are
- * not known before running. */
+/* Where a step-1 slice of a symbolic axis of size D began, from its
+ * constant start s, when running: min(s, D), or max(s + D, 0) for a
+ * negative s (ONNX's clamping). */
+static sm_value *runtime_begin(sm_grad_ctx *g, sm_value *dim, int64_t s)
+{
+    int64_t zero = 0;
+    if (s >= 0)
+        return sm_g_op2(g, SM_OP_Min, sm_g_ints(g, &s, 1), dim);
+    return sm_g_op2(g, SM_OP_Max,
+                    sm_g_op2(g, SM_OP_Add, sm_g_ints(g, &s, 1), dim),
+                    sm_g_ints(g, &zero, 1));
+}
+
+/* slice with constant parameters: each element back where it was read,
+ * by reversal, unstriding and one Pad with zeros. The pads are constants
+ * on axes of known size; a step-1 axis of symbolic size D gets pads
+ * computed when running (begin as runtime_begin, end D - begin -
+ * count). NULL with *fallback set when a parameter is not constant or a
+ * symbolic axis has another step. */
 static sm_value *slice_static(sm_grad_ctx *g, int *fallback)
 {
     const sm_node *n = g->n;
@@ -92,16 +107,26 @@ static sm_value *slice_static(sm_grad_ctx *g, int *fallback)
         return NULL;
     for (int i = 0; i < r; i++)
         if (x->type.dims[i].size < 0 &&
-            !sm_slice_whole(start[i], end[i], step[i]))
+            !sm_slice_whole(start[i], end[i], step[i]) && step[i] != 1)
             return NULL;
     *fallback = 0;
     int64_t pads[2 * SMELT_MAX_DIMS] = {0};
-    int any_pad = 0;
+    sm_value *pv[2 * SMELT_MAX_DIMS] = {0}; /* pads known when running */
+    int any_pad = 0, any_runtime = 0;
     for (int i = 0; i < r && g->st == SMELT_OK; i++) {
         int64_t dim = x->type.dims[i].size, first, count, begin;
         if (sm_slice_whole(start[i], end[i], step[i])) {
             if (step[i] == -1)
                 d = unstride(g, d, r, i, 0, 2, -1, &begin);
+            continue;
+        }
+        if (dim < 0) {
+            sm_value *dv = mv_axis_len(g, x, i);
+            pv[i] = runtime_begin(g, dv, start[i]);
+            pv[r + i] =
+                sm_g_op2(g, SM_OP_Sub, sm_g_op2(g, SM_OP_Sub, dv, pv[i]),
+                         mv_axis_len(g, d, i));
+            any_pad = any_runtime = 1;
             continue;
         }
         sm_slice_dim(dim, start[i], end[i], step[i], &first, &count);
@@ -113,13 +138,23 @@ static sm_value *slice_static(sm_grad_ctx *g, int *fallback)
         pads[r + i] = dim - (begin + (count - 1) * m + 1);
         any_pad |= pads[i] != 0 || pads[r + i] != 0;
     }
-    if (any_pad)
-        d = sm_g_op2(g, SM_OP_Pad, d, sm_g_ints(g, pads, 2 * r));
-    return d;
+    if (!any_pad)
+        return d;
+    sm_value *padv;
+    if (any_runtime) {
+        for (int i = 0; i < 2 * r; i++)
+            if (!pv[i])
+                pv[i] = sm_g_ints(g, &pads[i], 1);
+        padv = mv_concat(g, pv, 2 * r, 0);
+    } else {
+        padv = sm_g_ints(g, pads, 2 * r);
+    }
+    return sm_g_op2(g, SM_OP_Pad, d, padv);
 }
 
-/* slice: exact for any step (negative, > 1) and clamped bounds; when
- * the parameters or sizes are only known when running, the index map. */
+/* slice: exact for any step (negative, > 1) and clamped bounds; when a
+ * parameter is only known when running, or a symbolic axis has a step
+ * other than 1, the index map. */
 smelt_status sm_grad_slice(sm_grad_ctx *g)
 {
     int fallback;

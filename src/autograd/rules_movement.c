@@ -86,19 +86,6 @@ static int node_axis(sm_grad_ctx *g, int r, int64_t def)
     return (int)(a < 0 ? a + r : a);
 }
 
-/* The length of v along axis as an i64[1]: a constant when known,
- * Shape(v)[axis] otherwise. */
-static sm_value *axis_len(sm_grad_ctx *g, sm_value *v, int axis)
-{
-    int64_t d = v->type.dims[axis].size;
-    if (d >= 0)
-        return sm_g_ints(g, &d, 1);
-    sm_node *n = sm_g_node(g, SM_OP_Shape, 1, &v, 1);
-    mv_set_int(g, n, "start", axis);
-    mv_set_int(g, n, "end", axis + 1);
-    return sm_g_done(g, n);
-}
-
 /* concat: dx_i = dy[..., off_i : off_i + len_i, ...] along the axis. The
  * offsets are constants when the sizes before input i are known, sums of
  * Shape values otherwise (symbolic sizes). */
@@ -126,7 +113,7 @@ smelt_status sm_grad_concat(sm_grad_ctx *g)
             } else {
                 sm_value *start = off_v ? off_v : sm_g_ints(g, &off, 1);
                 sm_value *end =
-                    sm_g_op2(g, SM_OP_Add, start, axis_len(g, x, axis));
+                    sm_g_op2(g, SM_OP_Add, start, mv_axis_len(g, x, axis));
                 sm_value *in[4] = {g->dy[0], start, end, sm_g_ints(g, ax, 1)};
                 d = sm_g_done(g, sm_g_node(g, SM_OP_Slice, 4, in, 1));
             }
@@ -138,7 +125,7 @@ smelt_status sm_grad_concat(sm_grad_ctx *g)
             off += len;
         } else {
             sm_value *start = off_v ? off_v : sm_g_ints(g, &off, 1);
-            off_v = sm_g_op2(g, SM_OP_Add, start, axis_len(g, x, axis));
+            off_v = sm_g_op2(g, SM_OP_Add, start, mv_axis_len(g, x, axis));
         }
     }
     return g->st;
@@ -172,30 +159,48 @@ smelt_status sm_grad_expand(sm_grad_ctx *g)
     return g->st;
 }
 
-/* tile: with known sizes, dy viewed as [r0, d0, r1, d1, ...] summed over
- * the repeat axes; otherwise the index map (repeats known only when
- * running). */
+/* tile: dy viewed as [r0, d0, r1, d1, ...] summed over the repeat
+ * axes. The interleaved shape is a constant when the repeats and sizes
+ * are known, else built when running (the columns [repeats, Shape(x)]
+ * flattened). Only a rank too large to interleave takes the index map. */
 smelt_status sm_grad_tile(sm_grad_ctx *g)
 {
-    sm_value *x = g->n->in[0];
+    sm_value *x = g->n->in[0], *reps = g->n->in[1];
     int64_t rep[SMELT_MAX_DIMS], shape[2 * SMELT_MAX_DIMS],
         axes[SMELT_MAX_DIMS];
     int r = x->type.ndim;
-    int known = r >= 0 && mv_const_ints(g->n->in[1], rep, SMELT_MAX_DIMS) == r;
-    for (int i = 0; known && i < r; i++)
-        known = x->type.dims[i].size >= 0;
-    if (!known || 2 * r > SMELT_MAX_DIMS) {
+    if (r < 0 || 2 * r > SMELT_MAX_DIMS) {
         sm_g_set(g, 0, mv_gradient_by_map(g, NULL));
         return g->st;
     }
+    if (r == 0) {
+        sm_g_set(g, 0, g->dy[0]);
+        return g->st;
+    }
+    int known = mv_const_ints(reps, rep, SMELT_MAX_DIMS) == r;
     for (int i = 0; i < r; i++) {
-        shape[2 * i] = rep[i];
-        shape[2 * i + 1] = x->type.dims[i].size;
+        known = known && x->type.dims[i].size >= 0;
+        if (known) {
+            shape[2 * i] = rep[i];
+            shape[2 * i + 1] = x->type.dims[i].size;
+        }
         axes[i] = 2 * i;
     }
-    sm_value *v =
-        sm_g_op2(g, SM_OP_Reshape, g->dy[0], sm_g_ints(g, shape, 2 * r));
-    sm_g_set(g, 0, r ? sm_g_reduce_sum(g, v, axes, r, 0) : g->dy[0]);
+    sm_value *sv;
+    if (known) {
+        sv = sm_g_ints(g, shape, 2 * r);
+    } else {
+        static const int64_t one[1] = {1}, flat[1] = {-1};
+        sm_value *cols[2] = {
+            sm_g_op2(g, SM_OP_Unsqueeze, sm_g_cast(g, reps, SMELT_DTYPE_I64),
+                     sm_g_ints(g, one, 1)),
+            sm_g_op2(g, SM_OP_Unsqueeze, sm_g_op1(g, SM_OP_Shape, x),
+                     sm_g_ints(g, one, 1))};
+        sv = sm_g_op2(g, SM_OP_Reshape, mv_concat(g, cols, 2, 1),
+                      sm_g_ints(g, flat, 1));
+    }
+    sm_value *v = sm_g_op2(g, SM_OP_Reshape, g->dy[0], sv);
+    sm_g_set(g, 0, sm_g_reduce_sum(g, v, axes, r, 0));
     return g->st;
 }
 

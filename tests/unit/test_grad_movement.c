@@ -219,6 +219,25 @@ static void test_symbolic(void **state)
     for (int i = 0; i < 12; i++)
         p[i] = 0.1 * i - 0.55;
     assert_int_equal(check_wrt(t, l, 2, &x, 1), 9);
+    /* a negative start on a symbolic axis (pads computed when running),
+     * a step of 2 on one (the index map) */
+    const char *u =
+        "graph u(%x: f64[n,3]) {\n"
+        "  %w: f64[2,3] = const [0.5, -1.0, 2.0, 0.25, 1.5, -0.75]\n"
+        "  %c = Concat(%x, %w) {axis = 0}\n"
+        "  %s0: i64[1] = const [-3]\n"
+        "  %e0: i64[1] = const [9223372036854775807]\n"
+        "  %ax: i64[1] = const [0]\n"
+        "  %a = Slice(%c, %s0, %e0, %ax)\n"
+        "  %s1: i64[1] = const [1]\n"
+        "  %e1: i64[1] = const [100]\n"
+        "  %st: i64[1] = const [2]\n"
+        "  %b = Slice(%c, %s1, %e1, %ax, %st)\n"
+        "  %k = Concat(%a, %b) {axis = 0}\n"
+        "  %y = Exp(%k)\n"
+        "  return %y\n"
+        "}\n";
+    assert_int_equal(check_wrt(u, l, 1, &x, 1), 6);
     smelt_tensor_free(x);
 }
 
