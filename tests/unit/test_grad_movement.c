@@ -499,6 +499,40 @@ static void test_unsupported(void **state)
                 "reduction 'mul'");
 }
 
+/* Compiles the joint graph j into a plan (default options), runs it on
+ * in[0..n_in) and checks every output against the reference run, whose
+ * outputs are left in ref[] (at most 8). */
+static void plan_matches_reference(smelt_ctx_t *ctx, smelt_graph_t *j,
+                                   smelt_tensor_t *const *in, int n_in,
+                                   smelt_tensor_t **ref)
+{
+    int n_out = smelt_graph_num_outputs(j);
+    smelt_tensor_t *got[8] = {0};
+    assert_true(n_out <= 8);
+    if (smelt_graph_run_reference(ctx, j, in, n_in, ref, n_out) != SMELT_OK)
+        fail_msg("reference: %s", smelt_ctx_error(ctx));
+    smelt_plan_options po;
+    smelt_plan_options_default(&po);
+    smelt_plan_t *p = NULL;
+    if (smelt_plan_compile(ctx, j, &po, &p) != SMELT_OK)
+        fail_msg("compile: %s", smelt_ctx_error(ctx));
+    if (smelt_plan_run(ctx, p, in, n_in, got, n_out) != SMELT_OK)
+        fail_msg("plan run: %s", smelt_ctx_error(ctx));
+    for (int k = 0; k < n_out; k++) {
+        assert_int_equal(smelt_tensor_numel(got[k]),
+                         smelt_tensor_numel(ref[k]));
+        for (int64_t i = 0; i < smelt_tensor_numel(ref[k]); i++) {
+            double a = smelt_tensor_get_f64(got[k], i);
+            double b = smelt_tensor_get_f64(ref[k], i);
+            if (fabs(a - b) > 1e-5 + 1e-4 * fabs(b))
+                fail_msg("output %d [%lld]: plan %.9g, reference %.9g", k,
+                         (long long)i, a, b);
+        }
+        smelt_tensor_free(got[k]);
+    }
+    smelt_plan_free(p);
+}
+
 /* A transformer's front in f32: embedding lookup with repeated token
  * ids, projection, head split (Reshape, Transpose), scores, a slice and
  * a reversed slice concatenated. The joint graph (weights as inputs)
@@ -566,27 +600,8 @@ static void test_plan_pipeline(void **state)
     memcpy(smelt_tensor_data(in[2]), cw->data->data, 64 * sizeof(float));
     int n_out = smelt_graph_num_outputs(j);
     assert_int_equal(n_out, 4);
-    smelt_tensor_t *ref[4] = {0}, *got[4] = {0};
-    if (smelt_graph_run_reference(ctx, j, in, 3, ref, n_out) != SMELT_OK)
-        fail_msg("reference: %s", smelt_ctx_error(ctx));
-    smelt_plan_options po;
-    smelt_plan_options_default(&po);
-    smelt_plan_t *p = NULL;
-    if (smelt_plan_compile(ctx, j, &po, &p) != SMELT_OK)
-        fail_msg("compile: %s", smelt_ctx_error(ctx));
-    if (smelt_plan_run(ctx, p, in, 3, got, n_out) != SMELT_OK)
-        fail_msg("plan run: %s", smelt_ctx_error(ctx));
-    for (int k = 0; k < n_out; k++) {
-        assert_int_equal(smelt_tensor_numel(got[k]),
-                         smelt_tensor_numel(ref[k]));
-        for (int64_t i = 0; i < smelt_tensor_numel(ref[k]); i++) {
-            double a = smelt_tensor_get_f64(got[k], i);
-            double b = smelt_tensor_get_f64(ref[k], i);
-            if (fabs(a - b) > 1e-5 + 1e-4 * fabs(b))
-                fail_msg("output %d [%lld]: plan %.9g, reference %.9g", k,
-                         (long long)i, a, b);
-        }
-    }
+    smelt_tensor_t *ref[4] = {0};
+    plan_matches_reference(ctx, j, in, 3, ref);
     /* token 1 and 2 are never looked up: their rows get no gradient;
      * token 0, looked up three times, gets one */
     const float *ge = smelt_tensor_data(ref[smelt_graph_grad_output(j, 0)]);
@@ -597,13 +612,78 @@ static void test_plan_pipeline(void **state)
         row0 += fabs(ge[i]);
     }
     assert_true(row0 > 0);
-    for (int k = 0; k < n_out; k++) {
+    for (int k = 0; k < n_out; k++)
         smelt_tensor_free(ref[k]);
-        smelt_tensor_free(got[k]);
-    }
     for (int i = 0; i < 3; i++)
         smelt_tensor_free(in[i]);
-    smelt_plan_free(p);
+    smelt_graph_free(j);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
+/* The rules built from less common ops in one plan: reflect Pad and a
+ * strided Slice (the index map: Range, ScatterElements add), Tile,
+ * CumSum, linear Resize (MatMul with resized identities), TopK and
+ * a reverse Slice, on a graph input of 2x3x4. */
+static void test_plan_mixed(void **state)
+{
+    (void)state;
+    const char *text =
+        "graph mix(%x: f32[2,3,4]) {\n"
+        "  %w: f32[3,4] = const [0.5, -1.0, 2.0, 0.25, 1.5, -0.75, 0.3, "
+        "0.9, -0.4, 1.1, 0.6, -0.2]\n"
+        "  %a = Mul(%x, %w)\n"
+        "  %p: i64[6] = const [0, 1, 2, 0, 2, 1]\n"
+        "  %pd = Pad(%a, %p) {mode = \"reflect\"}\n"
+        "  %st: i64[2] = const [-1, 0]\n"
+        "  %en: i64[2] = const [-100, 100]\n"
+        "  %ax: i64[2] = const [1, 2]\n"
+        "  %sp: i64[2] = const [-2, 3]\n"
+        "  %sl = Slice(%pd, %st, %en, %ax, %sp)\n"
+        "  %r: i64[3] = const [1, 2, 1]\n"
+        "  %tl = Tile(%sl, %r)\n"
+        "  %cx: i64[] = const [1]\n"
+        "  %cs = CumSum(%tl, %cx) {reverse = 1}\n"
+        "  %sc: f32[3] = const [1.0, 1.5, 2.0]\n"
+        "  %rz = Resize(%cs, _, %sc) {mode = \"linear\"}\n"
+        "  %k: i64[1] = const [3]\n"
+        "  %v, %i = TopK(%rz, %k)\n"
+        "  %y = Tanh(%v)\n"
+        "  return %y\n"
+        "}\n";
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    o.params_as_inputs = 1;
+    const char *wrt[1] = {"w"};
+    o.wrt = wrt;
+    o.n_wrt = 1;
+    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
+        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    smelt_tensor_t *in[2];
+    int64_t dx[3] = {2, 3, 4}, dw[2] = {3, 4};
+    assert_int_equal(smelt_tensor_init(ctx, SMELT_DTYPE_F32, 3, dx, &in[0]),
+                     SMELT_OK);
+    assert_int_equal(smelt_tensor_init(ctx, SMELT_DTYPE_F32, 2, dw, &in[1]),
+                     SMELT_OK);
+    float *px = smelt_tensor_data(in[0]), *pw = smelt_tensor_data(in[1]);
+    for (int i = 0; i < 24; i++)
+        px[i] = (float)sin(0.9 * i + 0.2);
+    for (int i = 0; i < 12; i++)
+        pw[i] = (float)cos(1.7 * i);
+    smelt_tensor_t *ref[8] = {0};
+    plan_matches_reference(ctx, j, in, 2, ref);
+    /* the gradient reaches w: not all zeros */
+    smelt_tensor_t *gw = ref[smelt_graph_grad_output(j, 0)];
+    double mag = 0;
+    for (int64_t i = 0; i < smelt_tensor_numel(gw); i++)
+        mag += fabs(smelt_tensor_get_f64(gw, i));
+    assert_true(mag > 0);
+    for (int k = 0; k < smelt_graph_num_outputs(j); k++)
+        smelt_tensor_free(ref[k]);
+    smelt_tensor_free(in[0]);
+    smelt_tensor_free(in[1]);
     smelt_graph_free(j);
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
@@ -625,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_plan_pipeline),
+        cmocka_unit_test(test_plan_mixed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
