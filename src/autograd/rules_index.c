@@ -33,7 +33,7 @@ static int norm_axis(sm_grad_ctx *g, int64_t a, int r)
 
 /* ---- Slice ------------------------------------------------------------ */
 
-/* dy spread back along axis d where the forward read count elements
+/* d spread back along axis ax where the forward read count elements
  * from `first` every `step`: reversed first for a negative step, then
  * each element followed by m - 1 zeros (Unsqueeze, Pad, Reshape) and the
  * trailing zeros cut; *begin receives the position of the first. */
@@ -105,10 +105,14 @@ static sm_value *slice_static(sm_grad_ctx *g, int *fallback)
     if (sm_slice_read(g->ctx, r, n->in[1]->data, n->in[2]->data, axes, steps,
                       start, end, step) != SMELT_OK)
         return NULL;
-    for (int i = 0; i < r; i++)
+    for (int i = 0; i < r; i++) {
         if (x->type.dims[i].size < 0 &&
             !sm_slice_whole(start[i], end[i], step[i]) && step[i] != 1)
             return NULL;
+        /* unstriding adds an axis */
+        if (r + 1 > SMELT_MAX_DIMS && step[i] != 1 && step[i] != -1)
+            return NULL;
+    }
     *fallback = 0;
     int64_t pads[2 * SMELT_MAX_DIMS] = {0};
     sm_value *pv[2 * SMELT_MAX_DIMS] = {0}; /* pads known when running */
