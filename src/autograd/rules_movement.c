@@ -306,13 +306,32 @@ static sm_value *eye(sm_grad_ctx *g, smelt_dtype dt, int64_t n)
     return v;
 }
 
+/* resize, upsample in nearest mode by the index map: the op replayed on
+ * an f64 iota (exact up to 2^53 elements) names, for each output
+ * element, the input element it copied. Works for any coordinate mode
+ * but tf_crop_and_resize (its fill is not a copy) and any scales or
+ * sizes, known or not before running. */
+static smelt_status nearest_by_map(sm_grad_ctx *g)
+{
+    const sm_node *n = g->n;
+    sm_value *in[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 1; i < n->n_in && i < 4; i++)
+        in[i] = n->in[i];
+    in[0] = sm_g_cast(g, mv_iota(g, n->in[0]), SMELT_DTYPE_F64);
+    sm_value *map = sm_g_cast(g, mv_replay(g, in, n->n_in), SMELT_DTYPE_I64);
+    sm_g_set(g, 0, mv_scatter_back(g, n->in[0], map, g->dy[0]));
+    return g->st;
+}
+
 /* resize, upsample: every mode Smelt has (nearest, linear, cubic) is a
  * tensor product of one matrix W_a per axis, y = x x_a W_a. Each W_a is
  * built by resizing an identity [L, L] along its second axis with that
  * axis' scale or size (so M = W_a^T, [L, out]), and dx = dy contracted
- * with M^T on each resized axis. Needs the scales or sizes and the input
- * sizes before running; tf_crop_and_resize (an roi and an extrapolated
- * fill) and tf_half_pixel_for_nn (not the identity at scale 1) fail. */
+ * with M^T on each resized axis. That needs the scales or sizes and the
+ * resized sizes before running, and a coordinate mode that is the
+ * identity at scale 1 (not tf_half_pixel_for_nn); nearest mode goes by
+ * the index map where it does not hold. tf_crop_and_resize (an roi and
+ * an extrapolated fill) fails. */
 static smelt_status resize_back(sm_grad_ctx *g, int upsample)
 {
     const sm_node *n = g->n;
@@ -322,8 +341,10 @@ static smelt_status resize_back(sm_grad_ctx *g, int upsample)
         upsample ? "asymmetric"
                  : sm_attrs_string(&at, "coordinate_transformation_mode",
                                    "half_pixel");
+    int nearest =
+        strcmp(sm_attrs_string(&at, "mode", "nearest"), "nearest") == 0;
     if (strcmp(coord, "tf_crop_and_resize") == 0 ||
-        strcmp(coord, "tf_half_pixel_for_nn") == 0)
+        (!nearest && strcmp(coord, "tf_half_pixel_for_nn") == 0))
         return sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
                          "coordinate_transformation_mode '%s' is not "
                          "differentiated",
@@ -360,20 +381,29 @@ static smelt_status resize_back(sm_grad_ctx *g, int upsample)
         for (int i = 0; f && i < cnt && i < r; i++)
             scale[i] = f[i];
     }
+    int unknown_axis = -1;
+    for (int a = 0; cnt == r && a < r; a++)
+        if (x->type.dims[a].size < 0 &&
+            !(use_sizes ? size[a] == x->type.dims[a].size : scale[a] == 1.0))
+            unknown_axis = a;
+    if (nearest && (cnt != r || unknown_axis >= 0 ||
+                    strcmp(coord, "tf_half_pixel_for_nn") == 0))
+        return nearest_by_map(g);
     if (cnt != r)
         return sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
                          "the scales or sizes are computed at run time; only "
-                         "constant ones are differentiated");
+                         "constant ones are differentiated in mode '%s'",
+                         sm_attrs_string(&at, "mode", "nearest"));
+    if (unknown_axis >= 0)
+        return sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
+                         "the size of resized axis %d is not known before "
+                         "running (bind it with --dim)",
+                         unknown_axis);
     sm_value *d = g->dy[0];
     for (int a = 0; a < r && g->st == SMELT_OK; a++) {
         int64_t L = x->type.dims[a].size;
         if (use_sizes ? size[a] == L : scale[a] == 1.0)
             continue;
-        if (L < 0)
-            return sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
-                             "the size of resized axis %d is not known before "
-                             "running (bind it with --dim)",
-                             a);
         sm_value *in[4] = {eye(g, x->type.dtype, L), NULL, NULL, NULL};
         sm_value *m;
         if (upsample) {

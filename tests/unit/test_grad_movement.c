@@ -447,6 +447,17 @@ static void test_resize(void **state)
                  attrs[a]);
         CHECK1("x", "f64[1,2,3,4]", 24, body);
     }
+    /* nearest by the index map: a coordinate mode that moves even at
+     * scale 1, and sizes computed when running */
+    CHECK1("x", "f64[1,2,3,4]", 24,
+           "  %sc: f64[4] = const [1.0, 1.0, 2.0, 1.5]\n"
+           "  %y = Resize(%x, _, %sc) {coordinate_transformation_mode = "
+           "\"tf_half_pixel_for_nn\", nearest_mode = \"ceil\"}\n");
+    CHECK1("x", "f64[2,3,4]", 24,
+           "  %sh = Shape(%x)\n"
+           "  %f: i64[3] = const [1, 2, 1]\n"
+           "  %sz = Mul(%sh, %f)\n"
+           "  %y = Resize(%x, _, _, %sz)\n");
     CHECK1("x", "f64[2,3,4]", 24,
            "  %sz: i64[3] = const [2, 5, 3]\n"
            "  %y = Resize(%x, _, _, %sz) {mode = \"linear\"}\n");
@@ -476,8 +487,8 @@ static void test_unsupported(void **state)
     expect_fail("graph t() {\n"
                 "  %x: f64[2,3] = const [1, 2, 3, 4, 5, 6]\n"
                 "  %sc: f64[2] = const [1.0, 2.0]\n"
-                "  %y = Resize(%x, _, %sc) {coordinate_transformation_mode "
-                "= \"tf_half_pixel_for_nn\"}\n"
+                "  %y = Resize(%x, _, %sc) {mode = \"linear\", "
+                "coordinate_transformation_mode = \"tf_half_pixel_for_nn\"}\n"
                 "  return %y\n"
                 "}\n",
                 "tf_half_pixel_for_nn");
