@@ -264,6 +264,46 @@ static void test_loop_nested(void **state)
     assert_int_equal(check_text(t), 2 + 2 + 2);
 }
 
+/* Carried values that trade places each step, (a, b) -> (b * w, a), the
+ * second starting from a value no gradient reaches (a cast of an
+ * integer): it needs a gradient from the first step's w on, which only
+ * the fixed point over the carried values finds. And an If whose
+ * branches return constants of their own beside computed values. */
+static void test_carried_swap(void **state)
+{
+    (void)state;
+    const char *t =
+        "graph s() {\n"
+        "  %M: i64[] = const 3\n"
+        "  %a0: f64[2] = const [0.5, -1.5]\n"
+        "  %bi: i64[2] = const [2, -1]\n"
+        "  %w: f64[2] = const [0.9, 1.3]\n"
+        "  %b0: f64[2] = Cast(%bi) {to = 11}\n"
+        "  %a: f64[2], %b: f64[2] = Loop(%M, _, %a0, %b0) body(%i: i64[],"
+        " %c: bool[], %ap: f64[2], %bp: f64[2]) {\n"
+        "    %bw: f64[2] = Mul(%bp, %w)\n"
+        "    return %c, %bw, %ap\n"
+        "  }\n"
+        "  %k: bool[] = const $1\n"
+        "  %r: f64[2], %q: f64[2] = If(%k) then_branch() {\n"
+        "    %one: f64[2] = const [1.0, 2.0]\n"
+        "    %m: f64[2] = Mul(%a, %b)\n"
+        "    return %m, %one\n"
+        "  } else_branch() {\n"
+        "    %two: f64[2] = const [3.0, -1.0]\n"
+        "    return %two, %a\n"
+        "  }\n"
+        "  %y: f64[2] = Mul(%r, %q)\n"
+        "  %z: f64[2] = Add(%y, %b)\n"
+        "  return %z\n"
+        "}\n";
+    char buf[2048];
+    assert_int_equal(check_text(subst(buf, sizeof buf, t, "true", NULL)),
+                     2 + 2);
+    assert_int_equal(check_text(subst(buf, sizeof buf, t, "false", NULL)),
+                     2 + 2);
+}
+
 /* The RNN's joint graph, weights fed as inputs, compiled into a plan at
  * every level: each output (forward, loss, gradients) matches the
  * reference interpreter's run of the same joint graph. */
@@ -417,10 +457,11 @@ static void test_script_loop(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_if_branches), cmocka_unit_test(test_if_nested),
-        cmocka_unit_test(test_loop_pow),    cmocka_unit_test(test_loop_rnn),
-        cmocka_unit_test(test_loop_while),  cmocka_unit_test(test_loop_nested),
-        cmocka_unit_test(test_loop_plan),   cmocka_unit_test(test_script_loop),
+        cmocka_unit_test(test_if_branches),  cmocka_unit_test(test_if_nested),
+        cmocka_unit_test(test_loop_pow),     cmocka_unit_test(test_loop_rnn),
+        cmocka_unit_test(test_loop_while),   cmocka_unit_test(test_loop_nested),
+        cmocka_unit_test(test_carried_swap), cmocka_unit_test(test_loop_plan),
+        cmocka_unit_test(test_script_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
