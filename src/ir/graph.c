@@ -213,6 +213,25 @@ int sm_node_add_block(sm_node *n, sm_block *blk)
     return 1;
 }
 
+/* The new output goes in a fresh array (the arena does not grow one in
+ * place); the old array stays in the arena until the graph is freed. */
+sm_value *sm_node_add_output(sm_node *n, const char *name)
+{
+    sm_graph *g = n->owner->graph;
+    sm_value **out =
+        sm_arena_alloc(&g->arena, sizeof(sm_value *) * (size_t)(n->n_out + 2));
+    sm_value *v = out ? value_new(n->owner, name) : NULL;
+    if (!v)
+        return NULL;
+    if (n->n_out)
+        memcpy(out, n->out, sizeof(sm_value *) * (size_t)n->n_out);
+    v->def = n;
+    v->def_index = n->n_out;
+    out[n->n_out++] = v;
+    n->out = out;
+    return v;
+}
+
 /* The slot for attribute `name`: the existing one (its old value released)
  * or a new one at the end. */
 static sm_attr *attr_slot(sm_node *n, const char *name)

@@ -127,6 +127,9 @@ sm_node *sm_node_new(sm_block *b, sm_op op, const char *name, int n_in,
 /* Inserts node n (already created in b) at position pos of b's list. */
 void sm_block_move_node(sm_block *b, sm_node *n, int pos);
 int sm_node_add_block(sm_node *n, sm_block *blk);
+/* Appends an output to n (a fresh value of unknown type named name, NULL:
+ * generated). NULL when out of memory. */
+sm_value *sm_node_add_output(sm_node *n, const char *name);
 /* Attributes: the node copies names, strings and lists into the arena;
  * a tensor attribute's tensor is owned by the node from then on. */
 int sm_node_set_int(sm_node *n, const char *name, int64_t v);

@@ -455,6 +455,17 @@ void sm_rw_remove_output(sm_rw *rw, sm_node *n, int i)
         n->out[j]->def_index = j;
 }
 
+sm_value *sm_rw_add_output(sm_rw *rw, sm_node *n, const char *name)
+{
+    const char *nm = sm_rw_unique_name(rw, name ? name : "t");
+    sm_value *v = nm ? sm_node_add_output(n, nm) : NULL;
+    if (!v || sm_rw_sync(rw) != SMELT_OK) {
+        sm_err_nomem(rw->ctx);
+        return NULL;
+    }
+    return v;
+}
+
 smelt_status sm_rw_set_ret(sm_rw *rw, sm_block *b, int i, sm_value *v)
 {
     sm_rw_block *bi = sm_rw_binfo(rw, b);

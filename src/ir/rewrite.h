@@ -65,6 +65,9 @@ smelt_status sm_rw_set_input(sm_rw *rw, sm_node *n, int i, sm_value *v);
 smelt_status sm_rw_remove_input(sm_rw *rw, sm_node *n, int i);
 /* Removes output i of n, which must be unused; later outputs shift down. */
 void sm_rw_remove_output(sm_rw *rw, sm_node *n, int i);
+/* Appends an output to n, named uniquely after name; its type is unknown
+ * until sm_rw_infer_node. NULL when out of memory. */
+sm_value *sm_rw_add_output(sm_rw *rw, sm_node *n, const char *name);
 smelt_status sm_rw_set_ret(sm_rw *rw, sm_block *b, int i, sm_value *v);
 /* Removes return i of b, shifting the later ones down. */
 smelt_status sm_rw_remove_ret(sm_rw *rw, sm_block *b, int i);
