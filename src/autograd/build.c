@@ -226,7 +226,18 @@ sm_value *sm_g_unbroadcast(sm_grad_ctx *g, sm_value *d, const sm_value *x)
 
 sm_value *sm_g_reshape_like(sm_grad_ctx *g, sm_value *x, const sm_value *like)
 {
-    return sm_g_op2(g, SM_OP_Reshape, x, sm_g_shape_of(g, like));
+    return sm_g_reshape(g, x, sm_g_shape_of(g, like));
+}
+
+sm_value *sm_g_reshape(sm_grad_ctx *g, sm_value *x, sm_value *shape)
+{
+    /* allowzero: the shape is exact, a 0 in it an empty axis (without
+     * it a 0 would copy x's dimension) */
+    sm_value *in[2] = {x, shape};
+    sm_node *n = sm_g_node(g, SM_OP_Reshape, 2, in, 1);
+    if (n && !sm_node_set_int(n, "allowzero", 1) && g->st == SMELT_OK)
+        g->st = sm_err_nomem(g->ctx);
+    return sm_g_done(g, n);
 }
 
 sm_value *sm_g_cast(sm_grad_ctx *g, sm_value *x, smelt_dtype dt)

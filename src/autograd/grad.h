@@ -79,6 +79,9 @@ sm_value *sm_g_unbroadcast(sm_grad_ctx *g, sm_value *d, const sm_value *x);
 /* ReduceSum of x over axes (keepdims as given). */
 sm_value *sm_g_reduce_sum(sm_grad_ctx *g, sm_value *x, const int64_t *axes,
                           int n_axes, int keepdims);
+/* x reshaped to exactly `shape` (an i64 list; allowzero, so a 0 is an
+ * empty axis and -1 the one inferred). */
+sm_value *sm_g_reshape(sm_grad_ctx *g, sm_value *x, sm_value *shape);
 /* x reshaped to the shape of like (Reshape(x, Shape(like))), or a
  * constant shape when like's is known. */
 sm_value *sm_g_reshape_like(sm_grad_ctx *g, sm_value *x, const sm_value *like);

@@ -64,7 +64,7 @@ static sm_value *unstride(sm_grad_ctx *g, sm_value *d, int r, int ax,
         sm_g_op2(g, SM_OP_Mul, sm_g_shape_of(g, d), sm_g_ints(g, mul, r));
     sm_value *u = sm_g_op2(g, SM_OP_Unsqueeze, d, sm_g_ints(g, up, 1));
     u = sm_g_op2(g, SM_OP_Pad, u, sm_g_ints(g, pads, 2 * (r + 1)));
-    u = sm_g_op2(g, SM_OP_Reshape, u, shape);
+    u = sm_g_reshape(g, u, shape);
     int64_t s = 0, e = (count - 1) * m + 1;
     return mv_slice(g, u, &s, &e, axv, NULL, 1);
 }

@@ -199,7 +199,7 @@ smelt_status sm_grad_tile(sm_grad_ctx *g)
         sv = sm_g_op2(g, SM_OP_Reshape, mv_concat(g, cols, 2, 1),
                       sm_g_ints(g, flat, 1));
     }
-    sm_value *v = sm_g_op2(g, SM_OP_Reshape, g->dy[0], sv);
+    sm_value *v = sm_g_reshape(g, g->dy[0], sv);
     sm_g_set(g, 0, sm_g_reduce_sum(g, v, axes, r, 0));
     return g->st;
 }
