@@ -442,6 +442,11 @@ smelt_status smelt_graph_initializer_set(smelt_ctx_t *ctx, smelt_graph_t *g,
 /* A copy of g whose initializers names[0..n) are graph inputs of the
  * same names instead, appended in that order (a forward graph fed the
  * current weights, as smelt_graph_grad's params_as_inputs does). */
+/* Binds symbolic dims of g itself ("batch=16,seq=128": every value's
+ * dimension of that name gets the size) and infers again: what is built
+ * on g afterwards (a loss, a backward pass) sees concrete shapes. */
+smelt_status smelt_graph_bind_dims(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                   const char *dims);
 smelt_status smelt_graph_lift_initializers(smelt_ctx_t *ctx,
                                            const smelt_graph_t *g,
                                            const char *const *names, int n,

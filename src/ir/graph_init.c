@@ -4,6 +4,7 @@
  * data. Training reads the weights it starts from here and writes the
  * trained ones back before saving the model (docs/AUTOGRAD.md).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/tensor.h"
@@ -11,20 +12,34 @@
 #include "ir/infer.h"
 #include "ir/rewrite.h"
 
+/* The i-th constant of the top block that holds data (a constant a
+ * rewrite dropped keeps its slot without data), or NULL. */
+static const sm_value *nth_init(const smelt_graph_t *g, int i)
+{
+    for (int k = 0; g && i >= 0 && k < g->top->n_consts; k++)
+        if (g->top->consts[k]->data && i-- == 0)
+            return g->top->consts[k];
+    return NULL;
+}
+
 int smelt_graph_num_initializers(const smelt_graph_t *g)
 {
-    return g ? g->top->n_consts : 0;
+    int n = 0;
+    for (int k = 0; g && k < g->top->n_consts; k++)
+        n += g->top->consts[k]->data != NULL;
+    return n;
 }
 
 const char *smelt_graph_initializer_name(const smelt_graph_t *g, int i)
 {
-    return g && i >= 0 && i < g->top->n_consts ? g->top->consts[i]->name : NULL;
+    const sm_value *v = nth_init(g, i);
+    return v ? v->name : NULL;
 }
 
 smelt_dtype smelt_graph_initializer_dtype(const smelt_graph_t *g, int i)
 {
-    return g && i >= 0 && i < g->top->n_consts ? g->top->consts[i]->type.dtype
-                                               : SMELT_DTYPE_UNDEFINED;
+    const sm_value *v = nth_init(g, i);
+    return v ? v->type.dtype : SMELT_DTYPE_UNDEFINED;
 }
 
 /* The top-level constant named name, or NULL with the error set. */
@@ -127,4 +142,49 @@ smelt_status smelt_graph_lift_initializers(smelt_ctx_t *ctx,
     }
     *out = c;
     return SMELT_OK;
+}
+
+/* Gives symbolic dimension `sym` the size `size` in every value of g. */
+static void bind_dim(sm_graph *g, const char *sym, size_t len, int64_t size)
+{
+    for (int i = 0; i < g->n_values; i++) {
+        sm_type *t = &g->values[i]->type;
+        for (int d = 0; d < t->ndim; d++)
+            if (t->dims[d].size < 0 && t->dims[d].sym &&
+                strlen(t->dims[d].sym) == len &&
+                !strncmp(t->dims[d].sym, sym, len)) {
+                t->dims[d].size = size;
+                t->dims[d].sym = NULL;
+            }
+    }
+}
+
+/* Binds symbolic dimensions ("batch=16,seq=128") in g itself, then
+ * infers again, so that what is built on g afterwards (a loss, a
+ * backward pass whose rules need sizes) sees concrete shapes. */
+smelt_status smelt_graph_bind_dims(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                   const char *dims)
+{
+    if (!g || !dims)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "smelt_graph_bind_dims: NULL");
+    const char *s = dims;
+    while (*s) {
+        while (*s == ',' || *s == ' ')
+            s++;
+        if (!*s)
+            break;
+        size_t len = strcspn(s, "=,");
+        char *end = NULL;
+        long long v = s[len] == '=' ? strtoll(s + len + 1, &end, 10) : -1;
+        if (len == 0 || s[len] != '=' || end == s + len + 1 || v < 0 ||
+            (*end && *end != ','))
+            return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                          "dims '%s': expected name=size[,name=size] with "
+                          "sizes >= 0",
+                          dims);
+        bind_dim(g, s, len, v);
+        s = end;
+    }
+    return sm_graph_infer(ctx, g);
 }

@@ -755,6 +755,46 @@ static void test_errors(void **state)
     smelt_ctx_free(ctx);
 }
 
+/* A symbolic batch: bound in the graph, the loss's mean and the backward
+ * pass see sizes; lifting initializers turns them into inputs. */
+static void test_bind_lift(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *m = parse(ctx, "graph m(%x: f32[batch,3]) {\n"
+                                  "  %w: f32[3,1] = const [0.5, -0.3, 0.8]\n"
+                                  "  %y: f32[batch,1] = MatMul(%x, %w)\n"
+                                  "  return %y\n}\n");
+    expect_err(ctx, smelt_graph_bind_dims(ctx, m, "batch"),
+               "expected name=size");
+    expect_err(ctx, smelt_graph_bind_dims(ctx, m, "batch=-2"),
+               "expected name=size");
+    assert_int_equal(smelt_graph_bind_dims(ctx, m, "batch=4"), SMELT_OK);
+    assert_int_equal(smelt_graph_input_dim(m, 0, 0), 4);
+    assert_int_equal(smelt_graph_output_dim(m, 0, 0), 4);
+    smelt_graph_t *l = NULL, *j = NULL, *e = NULL;
+    assert_int_equal(smelt_graph_add_loss(ctx, m, "mse", &l), SMELT_OK);
+    if (smelt_graph_grad(ctx, l, NULL, &j) != SMELT_OK)
+        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    const char *names[1] = {"w"};
+    assert_int_equal(smelt_graph_lift_initializers(ctx, l, names, 1, &e),
+                     SMELT_OK);
+    assert_int_equal(smelt_graph_num_inputs(e), 3);
+    assert_string_equal(smelt_graph_input_name(e, 2), "w");
+    assert_int_equal(smelt_graph_num_initializers(e),
+                     smelt_graph_num_initializers(l) - 1);
+    const char *nope[1] = {"v"};
+    smelt_graph_t *e2 = NULL;
+    expect_err(ctx, smelt_graph_lift_initializers(ctx, l, nope, 1, &e2),
+               "no initializer 'v'");
+    assert_null(e2);
+    smelt_graph_free(e);
+    smelt_graph_free(j);
+    smelt_graph_free(l);
+    smelt_graph_free(m);
+    smelt_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -768,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_mlp_regression),
         cmocka_unit_test(test_signature),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bind_lift),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
