@@ -271,6 +271,11 @@ int train_run(trainer *t)
            t->np, (long long)weights, (long long)d->n_train,
            (long long)d->n_val, (long long)spe, (long long)t->batch,
            (long long)(d->n_train - spe * t->batch));
+    smelt_plan_stats ps = SMELT_STRUCT_INIT(smelt_plan_stats);
+    if (smelt_plan_get_stats(t->plan, &ps) == SMELT_OK)
+        printf("the step compiled once: %d plan steps (%d allocating while "
+               "running), arena %.1f KiB\n",
+               ps.steps, ps.dynamic_steps, (double)ps.arena_bytes / 1024.0);
     int64_t *order = malloc((size_t)d->n_train * sizeof *order);
     if (!order)
         return 1;
