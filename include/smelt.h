@@ -319,9 +319,9 @@ typedef struct smelt_grad_options {
                             output), reduced to a scalar by loss_reduce */
     int32_t loss_reduce; /* smelt_loss_reduce (default SMELT_LOSS_SUM) */
     int32_t n_wrt;
-    const char *const *wrt; /* the values (graph inputs or initializers)
-                               to differentiate with respect to; NULL:
-                               every floating-point initializer */
+    const char *const *wrt;   /* the values (graph inputs or initializers)
+                                 to differentiate with respect to; NULL:
+                                 every floating-point initializer */
     int32_t params_as_inputs; /* the initializers among wrt become graph
                                  inputs (appended, same names), so a
                                  training loop can feed updated weights */
@@ -430,6 +430,107 @@ double smelt_gradcheck_loss(const smelt_gradcheck_report_t *r);
 smelt_status smelt_gradcheck_get(const smelt_gradcheck_report_t *r, int i,
                                  smelt_gradcheck_value *out);
 void smelt_gradcheck_report_free(smelt_gradcheck_report_t *r);
+
+/* ---- training (docs/AUTOGRAD.md, "Training") --------------------------- */
+
+/* A model graph with a loss appended over its first output and a new
+ * input "target" (the last input; dim 0 the output's batch dim): the
+ * loss, a scalar named "loss", becomes the first output, the model's
+ * outputs follow. kind: "mse" (mean of (y - target)^2; target of y's
+ * dtype and shape), "cross_entropy" (mean over the batch of -log
+ * softmax(y)[target]; y [N,C] floating, target int64 [N] class indices)
+ * or "bce_with_logits" (mean of max(y,0) - y*target + log(1 + exp(-|y|));
+ * target of y's dtype and shape). */
+smelt_status smelt_graph_add_loss(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                  const char *kind, smelt_graph_t **out);
+/* Checks a target tensor for the loss `kind` over g's first output, the
+ * first dimension (the samples) left free: one-line SMELT_ERR_SHAPE or
+ * SMELT_ERR_TYPE naming what was expected and what came, or, for
+ * cross_entropy, a class index outside [0, C). */
+smelt_status smelt_loss_check_target(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                     const char *kind,
+                                     const smelt_tensor_t *target);
+
+typedef enum smelt_optimizer {
+    SMELT_OPTIM_SGD = 0,
+    SMELT_OPTIM_ADAM = 1,
+    SMELT_OPTIM_ADAMW = 2
+} smelt_optimizer;
+
+/* Options of smelt_graph_add_optimizer; fill with
+ * smelt_optim_options_default. The formulas are torch.optim's (1.13). */
+typedef struct smelt_optim_options {
+    size_t struct_size;  /* sizeof(smelt_optim_options), set by the macro */
+    int32_t kind;        /* smelt_optimizer (default SGD) */
+    double momentum;     /* SGD (default 0: no momentum state) */
+    int32_t nesterov;    /* SGD with momentum */
+    double weight_decay; /* SGD and Adam: added to the gradient; AdamW:
+                            decoupled, the weights shrink by lr * wd */
+    double beta1, beta2; /* Adam(W) (default 0.9, 0.999) */
+    double eps;          /* Adam(W) (default 1e-8) */
+    double clip_norm;    /* > 0: gradients scaled together to this
+                            global L2 norm at most, before the update */
+} smelt_optim_options;
+
+smelt_status smelt_optim_options_init(smelt_optim_options *o,
+                                      size_t struct_size);
+#define smelt_optim_options_default(o)                                         \
+    smelt_optim_options_init((o), sizeof(smelt_optim_options))
+
+/* The training step of a joint graph made with params_as_inputs (not
+ * modified): the joint graph, then per parameter (gradient i) the
+ * optimizer's update as graph nodes. New inputs: "lr" and "step" (f64
+ * scalars: the learning rate of this step and its 1-based number), then
+ * each parameter's states ("PARAM.momentum"; "PARAM.exp_avg",
+ * "PARAM.exp_avg_sq"), zeros before the first step. New outputs:
+ * "grad_norm" when clipping, then per parameter "PARAM.new" and its new
+ * states ("PARAM.exp_avg.new"...). Roles are queryable below and survive
+ * smelt_graph_clone. */
+smelt_status smelt_graph_add_optimizer(smelt_ctx_t *ctx,
+                                       const smelt_graph_t *joint,
+                                       const smelt_optim_options *opt,
+                                       smelt_graph_t **out);
+/* The roles of a training-step graph (-1 / 0 / NULL on other graphs):
+ * the lr and step inputs, the global-norm output, the states each
+ * parameter has and their names ("momentum", "exp_avg", "exp_avg_sq"),
+ * and for parameter i (gradient i of smelt_graph_grad_*) its input, the
+ * output of its new value, and state k's input and output. */
+int smelt_graph_optim_lr_input(const smelt_graph_t *g);
+int smelt_graph_optim_step_input(const smelt_graph_t *g);
+int smelt_graph_optim_norm_output(const smelt_graph_t *g);
+int smelt_graph_optim_num_params(const smelt_graph_t *g);
+int smelt_graph_optim_num_states(const smelt_graph_t *g);
+const char *smelt_graph_optim_state_name(const smelt_graph_t *g, int k);
+int smelt_graph_optim_param_input(const smelt_graph_t *g, int i);
+int smelt_graph_optim_param_output(const smelt_graph_t *g, int i);
+int smelt_graph_optim_state_input(const smelt_graph_t *g, int i, int k);
+int smelt_graph_optim_state_output(const smelt_graph_t *g, int i, int k);
+
+/* Initializers (the top block's constants): how many, name and dtype of
+ * the i-th, a copy of its data (*out owned by the caller), and its data
+ * replaced by t's (same dtype and shape, else SMELT_ERR_SHAPE). */
+int smelt_graph_num_initializers(const smelt_graph_t *g);
+const char *smelt_graph_initializer_name(const smelt_graph_t *g, int i);
+smelt_dtype smelt_graph_initializer_dtype(const smelt_graph_t *g, int i);
+smelt_status smelt_graph_initializer_get(smelt_ctx_t *ctx,
+                                         const smelt_graph_t *g,
+                                         const char *name,
+                                         smelt_tensor_t **out);
+smelt_status smelt_graph_initializer_set(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                         const char *name,
+                                         const smelt_tensor_t *t);
+/* A copy of g whose initializers names[0..n) are graph inputs of the
+ * same names instead, appended in that order (a forward graph fed the
+ * current weights, as smelt_graph_grad's params_as_inputs does). */
+/* Binds symbolic dims of g itself ("batch=16,seq=128": every value's
+ * dimension of that name gets the size) and infers again: what is built
+ * on g afterwards (a loss, a backward pass) sees concrete shapes. */
+smelt_status smelt_graph_bind_dims(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                   const char *dims);
+smelt_status smelt_graph_lift_initializers(smelt_ctx_t *ctx,
+                                           const smelt_graph_t *g,
+                                           const char *const *names, int n,
+                                           smelt_graph_t **out);
 
 /* ---- plans: compiled graphs (docs/RUNTIME.md) --------------------------- */
 

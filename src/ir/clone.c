@@ -220,6 +220,41 @@ static smelt_status copy_grad_sig(smelt_ctx_t *ctx, sm_graph *dst,
     return SMELT_OK;
 }
 
+/* A copy of n ints in a's memory (NULL when out of memory). */
+static int *copy_ints(sm_arena *a, const int *src, int n)
+{
+    int *d = sm_arena_alloc(a, (size_t)(n > 0 ? n : 1) * sizeof *d);
+    if (d && n > 0)
+        memcpy(d, src, (size_t)n * sizeof *d);
+    return d;
+}
+
+/* A copy of a training-step graph's optimizer signature in dst's arena. */
+static smelt_status copy_optim_sig(smelt_ctx_t *ctx, sm_graph *dst,
+                                   const sm_optim_sig *src)
+{
+    sm_arena *a = &dst->arena;
+    sm_optim_sig *s = sm_arena_alloc(a, sizeof *s);
+    if (!s)
+        return sm_err_nomem(ctx);
+    *s = *src;
+    int ns = src->n * src->n_state;
+    s->param_in = copy_ints(a, src->param_in, src->n);
+    s->param_out = copy_ints(a, src->param_out, src->n);
+    s->state_in = copy_ints(a, src->state_in, ns);
+    s->state_out = copy_ints(a, src->state_out, ns);
+    s->state_name = sm_arena_alloc(
+        a, (size_t)(src->n_state > 0 ? src->n_state : 1) * sizeof(char *));
+    if (!s->param_in || !s->param_out || !s->state_in || !s->state_out ||
+        !s->state_name)
+        return sm_err_nomem(ctx);
+    for (int k = 0; k < src->n_state; k++)
+        if (!(s->state_name[k] = sm_arena_strdup(a, src->state_name[k])))
+            return sm_err_nomem(ctx);
+    dst->optim = s;
+    return SMELT_OK;
+}
+
 smelt_status sm_graph_clone(smelt_ctx_t *ctx, const sm_graph *g, sm_graph **out)
 {
     *out = NULL;
@@ -234,6 +269,8 @@ smelt_status sm_graph_clone(smelt_ctx_t *ctx, const sm_graph *g, sm_graph **out)
     sm_free(map);
     if (st == SMELT_OK && g->grad)
         st = copy_grad_sig(ctx, dst, g->grad);
+    if (st == SMELT_OK && g->optim)
+        st = copy_optim_sig(ctx, dst, g->optim);
     if (st != SMELT_OK) {
         sm_graph_free(dst);
         return st;

@@ -91,6 +91,25 @@ typedef struct sm_grad_sig {
     int *wrt_in;
 } sm_grad_sig;
 
+/* What smelt_graph_add_optimizer made of a training-step graph's
+ * signature (docs/AUTOGRAD.md, "Training"): the inputs holding the
+ * learning rate and the step number, the output holding the global
+ * gradient norm (-1 without clipping) and, for parameter i (gradient i
+ * of the grad signature), the output of its updated value and the
+ * input and output of each of its n_state optimizer states (state k of
+ * parameter i at [i * n_state + k]), named after the parameter with
+ * "." state_name[k] appended. */
+typedef struct sm_optim_sig {
+    int kind; /* smelt_optimizer */
+    int lr_in, step_in, norm_out;
+    int n, n_state;
+    const char **state_name;
+    int *param_in;  /* the parameter's input */
+    int *param_out; /* its updated value */
+    int *state_in;
+    int *state_out;
+} sm_optim_sig;
+
 struct smelt_graph {
     const char *name;
     const char *src_file; /* the file the graph was parsed from, or NULL */
@@ -102,7 +121,8 @@ struct smelt_graph {
     sm_node **nodes_all;
     int n_blocks_all, cap_blocks_all;
     sm_block **blocks_all;
-    sm_grad_sig *grad; /* NULL unless smelt_graph_grad made the graph */
+    sm_grad_sig *grad;   /* NULL unless smelt_graph_grad made the graph */
+    sm_optim_sig *optim; /* NULL unless smelt_graph_add_optimizer made it */
 };
 
 /* ---- construction ------------------------------------------------------ */
