@@ -4,7 +4,7 @@
  * LessOrEqual / GreaterOrEqual, Mean and PRelu; the normalizations along
  * axes (Hardmax, LpNormalization, MeanVarianceNormalization, LRN,
  * InstanceNormalization); LpPool and GlobalLpPool (on the pooling shape
- * functions of shape_nn.c); CastLike and Det; and the cost of Det; the
+ * functions of shape_pool.c); CastLike and Det; and the cost of Det; the
  * losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
  *
  * Which dtypes an op accepts, and whether its output is bool, sit in one

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "kernels/ref/window.h"
 
 smelt_status sm_shape_bcast(sm_shape_ctx *s, int n, const sm_type *const *in,
                             sm_type *out)
@@ -118,4 +119,102 @@ double sm_type_numel(const sm_type *t)
 double sm_type_bytes(const sm_type *t)
 {
     return sm_type_numel(t) * (double)smelt_dtype_size(t->dtype);
+}
+
+/* Whether allow (SM_SHAPE_ flags) admits dt. */
+static int dtype_allowed(smelt_dtype dt, int allow)
+{
+    if (sm_dtype_is_float(dt))
+        return allow & SM_SHAPE_FLOAT;
+    if (dt == SMELT_DTYPE_I8 || dt == SMELT_DTYPE_U8)
+        return allow & (SM_SHAPE_INT | SM_SHAPE_INT8);
+    return sm_dtype_is_int(dt) && (allow & SM_SHAPE_INT);
+}
+
+smelt_status sm_shape_dtype(sm_shape_ctx *s, int first, int last, int allow,
+                            smelt_dtype *out)
+{
+    static const char *const what[] = {"", "a float", "an integer",
+                                       "a float or integer"};
+    *out = SMELT_DTYPE_UNDEFINED;
+    int which = -1;
+    for (int i = first; i <= last; i++) {
+        const sm_type *t = sm_shape_in(s, i);
+        if (!t || t->dtype == SMELT_DTYPE_UNDEFINED)
+            continue;
+        if (!dtype_allowed(t->dtype, allow))
+            return sm_err(s->ctx, SMELT_ERR_TYPE,
+                          "%s: input %d has dtype %s; expected %s dtype%s",
+                          s->op->name, i, smelt_dtype_name(t->dtype),
+                          what[allow & 3],
+                          allow & SM_SHAPE_INT8 ? " or i8/u8" : "");
+        if (which >= 0 && t->dtype != *out)
+            return sm_err(s->ctx, SMELT_ERR_TYPE,
+                          "%s: inputs %d and %d must have the same dtype, got "
+                          "%s and %s",
+                          s->op->name, which, i, smelt_dtype_name(*out),
+                          smelt_dtype_name(t->dtype));
+        if (which < 0) {
+            which = i;
+            *out = t->dtype;
+        }
+    }
+    return SMELT_OK;
+}
+
+int64_t sm_type_size(const sm_type *t, int i)
+{
+    return t && i >= 0 && i < t->ndim && t->dims[i].size >= 0 ? t->dims[i].size
+                                                              : -1;
+}
+
+sm_dim sm_type_dim(const sm_type *t, int i)
+{
+    if (t && i >= 0 && i < t->ndim)
+        return t->dims[i];
+    return (sm_dim){-1, NULL};
+}
+
+void sm_shape_window_dims(sm_type *y, const sm_window *w, const sm_type *x)
+{
+    for (int d = 0; d < w->nsp; d++) {
+        sm_dim *o = &y->dims[d + 2];
+        if (w->out[d] >= 0)
+            *o = (sm_dim){w->out[d], NULL};
+        else if (w->same && w->stride[d] == 1)
+            *o = sm_type_dim(x, d + 2);
+        else
+            *o = (sm_dim){-1, NULL};
+    }
+}
+
+void sm_shape_spatial_sizes(const sm_type *t, int nsp, int64_t *v)
+{
+    for (int d = 0; d < nsp; d++)
+        v[d] = sm_type_size(t, d + 2);
+}
+
+double sm_type_factor(const sm_type *t, int i)
+{
+    int64_t n = sm_type_size(t, i);
+    return n < 0 ? 1 : (double)n;
+}
+
+void sm_cost_io(const sm_shape_ctx *s, sm_cost *c, double flops)
+{
+    c->flops = flops;
+    c->bytes_read = c->bytes_write = 0;
+    for (int i = 0; i < s->n_in; i++)
+        if (sm_shape_in(s, i))
+            c->bytes_read += sm_type_bytes(s->in[i].type);
+    for (int j = 0; j < s->n_out; j++)
+        c->bytes_write += sm_type_bytes(&s->out[j]);
+}
+
+double sm_type_tail_volume(const sm_type *t, int from)
+{
+    double v = 1;
+    for (int d = from; t && d < t->ndim; d++)
+        v *= sm_type_factor(t, d);
+    return v;
 }

@@ -28,4 +28,38 @@ smelt_status sm_shape_need(sm_shape_ctx *s, int i, const sm_type **t);
 double sm_type_bytes(const sm_type *t);
 double sm_type_numel(const sm_type *t);
 
+/* Which dtypes sm_shape_dtype accepts (flags). */
+enum {
+    SM_SHAPE_FLOAT = 1, /* f32, f64, f16, bf16 */
+    SM_SHAPE_INT = 2,   /* every integer dtype */
+    SM_SHAPE_INT8 = 4   /* i8 and u8 (MaxPool) */
+};
+/* The common dtype of inputs first..last that are present with a known
+ * dtype (UNDEFINED when none is); fails when one is not allowed (allow:
+ * SM_SHAPE_ flags) or two differ. */
+smelt_status sm_shape_dtype(sm_shape_ctx *s, int first, int last, int allow,
+                            smelt_dtype *out);
+/* Size of dim i of t; -1 when unknown or t's rank is unknown or short. */
+int64_t sm_type_size(const sm_type *t, int i);
+/* Dim i of t, or an unknown dim. */
+sm_dim sm_type_dim(const sm_type *t, int i);
+
+/* The window ops (shape_conv.c, shape_pool.c): */
+struct sm_window;
+/* The output's spatial dims from the window; a size it leaves unknown is
+ * the input's (maybe symbolic) dim under SAME padding with stride 1. */
+void sm_shape_window_dims(sm_type *y, const struct sm_window *w,
+                          const sm_type *x);
+/* The sizes of t's spatial dims (2, 3, ...) into v, -1 where unknown. */
+void sm_shape_spatial_sizes(const sm_type *t, int nsp, int64_t *v);
+
+/* Cost functions' arithmetic: */
+/* Known size of dim i of t as a double, 1 when unknown. */
+double sm_type_factor(const sm_type *t, int i);
+/* The product of dims [from, ndim) of t (unknown ones as 1). */
+double sm_type_tail_volume(const sm_type *t, int from);
+/* Sets flops and the bytes of every present input read and every output
+ * written. */
+void sm_cost_io(const sm_shape_ctx *s, sm_cost *c, double flops);
+
 #endif
