@@ -1,9 +1,13 @@
 /*
- * shape_norm.c - shape and dtype inference, and cost, of the
- * normalizations BatchNormalization and LayerNormalization; the softmax
- * family (Softmax, LogSoftmax) takes sm_shape_unary's shape and
- * sm_cost_norm's cost.
+ * shape_norm.c - shape and dtype inference, and cost, of the ops that
+ * normalize along axes: BatchNormalization, LayerNormalization,
+ * InstanceNormalization, MeanVarianceNormalization, LpNormalization, LRN
+ * and Hardmax; the softmax family (Softmax, LogSoftmax) takes
+ * sm_shape_unary's shape. All of them cost sm_cost_norm.
  */
+#include <string.h>
+
+#include "core/dtype.h"
 #include "ir/shape_util.h"
 
 /*
@@ -119,6 +123,106 @@ smelt_status sm_shape_layernorm(sm_shape_ctx *s)
         for (int d = 0; d < x->ndim; d++)
             s->out[j].dims[d] = d < ax ? x->dims[d] : (sm_dim){1, NULL};
     }
+    return SMELT_OK;
+}
+
+/* Checks an `axis` attribute (when the op has one) against the rank. */
+static smelt_status check_axis_attr(sm_shape_ctx *s, const sm_type *x)
+{
+    const sm_attr *axis = sm_attrs_find(&s->attrs, "axis");
+    int ax;
+    if (!axis || axis->kind != SM_ATTR_INT || x->ndim < 0)
+        return SMELT_OK;
+    return sm_shape_axis(s, axis->v.i, x->ndim, &ax);
+}
+
+/* MeanVarianceNormalization's axes: the attribute, else [0, 2, 3]. */
+static int mvn_axes(const sm_attrs *at, const int64_t **v)
+{
+    static const int64_t def[3] = {0, 2, 3};
+    int n = sm_attrs_ints(at, "axes", v);
+    if (n < 0) {
+        *v = def;
+        n = 3;
+    }
+    return n;
+}
+
+/*
+ * Normalizations that keep X's type: Hardmax and LpNormalization (along
+ * `axis`, checked), MeanVarianceNormalization (over `axes`, default
+ * [0, 2, 3]: in range and distinct), LRN (across channels, dim 1: `size`
+ * at least 1). LpNormalization's p is 1 or 2.
+ */
+smelt_status sm_shape_normalize(sm_shape_ctx *s)
+{
+    const sm_type *x;
+    SM_TRY(sm_shape_need(s, 0, &x));
+    SM_TRY(sm_shape_check_kind(s, 0));
+    SM_TRY(check_axis_attr(s, x));
+    const sm_attr *p = sm_attrs_find(&s->attrs, "p");
+    if (p && p->kind == SM_ATTR_INT && p->v.i != 1 && p->v.i != 2)
+        return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
+                      "%s: p = %lld must be 1 or 2", s->op->name,
+                      (long long)p->v.i);
+    const sm_attr *size = sm_attrs_find(&s->attrs, "size");
+    if (size && size->kind == SM_ATTR_INT) {
+        if (size->v.i < 1)
+            return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
+                          "%s: size = %lld must be at least 1", s->op->name,
+                          (long long)size->v.i);
+        if (x->ndim >= 0 && x->ndim < 2)
+            return sm_err(s->ctx, SMELT_ERR_SHAPE,
+                          "%s: X must have rank >= 2 (N, C, ...), got %d",
+                          s->op->name, x->ndim);
+    }
+    if (sm_op_attr_spec(sm_op_from_name(s->op->name, (int)strlen(s->op->name)),
+                        "axes") &&
+        x->ndim >= 0) {
+        const int64_t *axes;
+        int n = mvn_axes(&s->attrs, &axes), seen[SMELT_MAX_DIMS] = {0}, d;
+        for (int i = 0; i < n; i++) {
+            SM_TRY(sm_shape_axis(s, axes[i], x->ndim, &d));
+            if (seen[d]++)
+                return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
+                              "%s: axis %lld is repeated in axes", s->op->name,
+                              (long long)axes[i]);
+        }
+    }
+    s->out[0] = *x;
+    return SMELT_OK;
+}
+
+/*
+ * InstanceNormalization(X [N, C, D...], scale [C], B [C]): Y has X's
+ * type; all three share one float dtype.
+ */
+smelt_status sm_shape_instancenorm(sm_shape_ctx *s)
+{
+    const sm_type *x, *t;
+    SM_TRY(sm_shape_need(s, 0, &x));
+    SM_TRY(sm_shape_need(s, 1, &t));
+    SM_TRY(sm_shape_need(s, 2, &t));
+    for (int i = 0; i < 3; i++) {
+        SM_TRY(sm_shape_check_kind(s, i));
+        t = sm_shape_in(s, i);
+        if (t->dtype != SMELT_DTYPE_UNDEFINED &&
+            x->dtype != SMELT_DTYPE_UNDEFINED && t->dtype != x->dtype)
+            return sm_err(s->ctx, SMELT_ERR_TYPE,
+                          "%s: inputs 0 and %d must have the same dtype, got "
+                          "%s and %s",
+                          s->op->name, i, smelt_dtype_name(x->dtype),
+                          smelt_dtype_name(t->dtype));
+    }
+    if (x->ndim >= 0 && x->ndim < 3)
+        return sm_err(s->ctx, SMELT_ERR_SHAPE,
+                      "%s: X must have rank >= 3 (N, C, spatial dims...), got "
+                      "%d",
+                      s->op->name, x->ndim);
+    int64_t c = x->ndim >= 0 ? x->dims[1].size : -1;
+    SM_TRY(sm_shape_check_vector(s, 1, c, "scale"));
+    SM_TRY(sm_shape_check_vector(s, 2, c, "B"));
+    s->out[0] = *x;
     return SMELT_OK;
 }
 

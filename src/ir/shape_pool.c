@@ -1,8 +1,8 @@
 /*
  * shape_pool.c - shape and dtype inference, and cost, of the pooling ops:
- * MaxPool (with its optional Indices output), AveragePool,
- * GlobalAveragePool and GlobalMaxPool. The window arithmetic lives in
- * kernels/ref/window.h, shared with the reference kernels and Conv.
+ * MaxPool (with its optional Indices output), AveragePool, LpPool,
+ * GlobalAveragePool, GlobalMaxPool and GlobalLpPool. The window arithmetic
+ * lives in kernels/ref/window.h, shared with the reference kernels and Conv.
  */
 #include <string.h>
 
@@ -76,6 +76,31 @@ smelt_status sm_shape_globalpool(sm_shape_ctx *s)
     for (int d = 0; d < x->ndim; d++)
         y->dims[d] = d < 2 ? x->dims[d] : (sm_dim){1, NULL};
     return SMELT_OK;
+}
+
+/* LpPool's and GlobalLpPool's p: at least 1. */
+static smelt_status check_p(sm_shape_ctx *s)
+{
+    int64_t p = sm_attrs_int(&s->attrs, "p", 2);
+    if (p < 1)
+        return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
+                      "%s: p = %lld must be at least 1", s->op->name,
+                      (long long)p);
+    return SMELT_OK;
+}
+
+/* LpPool: MaxPool's and AveragePool's window shape, float only. */
+smelt_status sm_shape_lppool(sm_shape_ctx *s)
+{
+    SM_TRY(check_p(s));
+    return sm_shape_pool(s);
+}
+
+/* GlobalLpPool: [N, C, D...] gives [N, C, 1, ...]. */
+smelt_status sm_shape_globallppool(sm_shape_ctx *s)
+{
+    SM_TRY(check_p(s));
+    return sm_shape_globalpool(s);
 }
 
 /* ---- costs -------------------------------------------------------------- */

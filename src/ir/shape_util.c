@@ -218,3 +218,18 @@ double sm_type_tail_volume(const sm_type *t, int from)
         v *= sm_type_factor(t, d);
     return v;
 }
+
+smelt_status sm_shape_check_vector(sm_shape_ctx *s, int i, int64_t c,
+                                   const char *what)
+{
+    const sm_type *t = sm_shape_in(s, i);
+    if (!t || t->ndim < 0)
+        return SMELT_OK;
+    if (t->ndim == 1 && (c < 0 || t->dims[0].size < 0 || t->dims[0].size == c))
+        return SMELT_OK;
+    char buf[160];
+    sm_type_str(t, buf, sizeof buf);
+    return sm_err(s->ctx, SMELT_ERR_SHAPE,
+                  "%s: %s (input %d) must be 1-D with C = %lld values, got %s",
+                  s->op->name, what, i, (long long)c, buf);
+}

@@ -43,6 +43,14 @@ smelt_status sm_shape_dtype(sm_shape_ctx *s, int first, int last, int allow,
 int64_t sm_type_size(const sm_type *t, int i);
 /* Dim i of t, or an unknown dim. */
 sm_dim sm_type_dim(const sm_type *t, int i);
+/* Fails when input i is present with a known shape other than the 1-D
+ * [c] (c < 0: any length); what names the input in the message. */
+smelt_status sm_shape_check_vector(sm_shape_ctx *s, int i, int64_t c,
+                                   const char *what);
+/* Fails when input i is present with a known dtype outside the kinds the
+ * op accepts in shape_math.c's table (the further math ops and the
+ * normalizations of shape_norm.c). */
+smelt_status sm_shape_check_kind(sm_shape_ctx *s, int i);
 
 /* The window ops (shape_conv.c, shape_pool.c): */
 struct sm_window;
