@@ -1,7 +1,7 @@
 /*
  * shape_elementwise.c - shape and dtype inference for the elementwise ops
- * (unary, Cast, Dropout) and the broadcasting ops (arithmetic, Min/Max/Sum,
- * comparisons, logic, Where), plus their cost functions.
+ * (unary, Cast, CastLike, Dropout) and the broadcasting ops (arithmetic,
+ * Min/Max/Sum, comparisons, logic, Where), plus their cost functions.
  *
  * The dtypes an op accepts sit in one table indexed by op, so the shape
  * functions stay shared by whole families without testing op names.
@@ -188,6 +188,17 @@ smelt_status sm_shape_cast(sm_shape_ctx *s)
                       s->op->name, (long long)code);
     s->out[0] = *x;
     s->out[0].dtype = to;
+    return SMELT_OK;
+}
+
+/* CastLike(input, target_type): input's shape in target_type's dtype. */
+smelt_status sm_shape_castlike(sm_shape_ctx *s)
+{
+    const sm_type *x, *like;
+    SM_TRY(sm_shape_need(s, 0, &x));
+    SM_TRY(sm_shape_need(s, 1, &like));
+    s->out[0] = *x;
+    s->out[0].dtype = like->dtype;
     return SMELT_OK;
 }
 

@@ -1,8 +1,7 @@
 /*
  * shape_math.c - shape and dtype inference for the further math ops:
  * elementwise functions and activations, bitwise and logic ops, Mod,
- * LessOrEqual / GreaterOrEqual, Mean and PRelu; CastLike and Det, and the
- * cost of Det.
+ * LessOrEqual / GreaterOrEqual, Mean and PRelu; Det and its cost.
  *
  * Which dtypes an op accepts, and whether its output is bool, sit in one
  * table indexed by op (the normalizations of shape_norm.c check theirs in
@@ -179,17 +178,6 @@ smelt_status sm_shape_prelu(sm_shape_ctx *s)
                       ss, sx);
     }
     s->out[0] = *x;
-    return SMELT_OK;
-}
-
-/* CastLike(input, target_type): input's shape in target_type's dtype. */
-smelt_status sm_shape_castlike(sm_shape_ctx *s)
-{
-    const sm_type *x, *like;
-    SM_TRY(sm_shape_need(s, 0, &x));
-    SM_TRY(sm_shape_need(s, 1, &like));
-    s->out[0] = *x;
-    s->out[0].dtype = like->dtype;
     return SMELT_OK;
 }
 

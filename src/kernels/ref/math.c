@@ -6,9 +6,9 @@
  * comparisons LessOrEqual / GreaterOrEqual, Mean, and Det.
  *
  * The elementwise ones are scalar pairs (double, int64) run by the loops
- * of elementwise.c and binary.c (pointwise.h); CastLike runs Cast's
- * kernel. Integer arithmetic wraps like two's complement; Mod by zero
- * gives 0 instead of trapping (ONNX leaves it undefined).
+ * of elementwise.c (pointwise.h). Integer arithmetic wraps like two's
+ * complement; Mod by zero gives 0 instead of trapping (ONNX leaves it
+ * undefined).
  */
 #include <math.h>
 #include <string.h>

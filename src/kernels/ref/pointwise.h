@@ -1,7 +1,7 @@
 /*
  * pointwise.h - the shared loops of the elementwise, broadcasting and
- * reduction reference kernels (elementwise.c, binary.c, reduce.c), for the
- * kernel files that add ops of the same shape (math.c, reduce_mapped.c) without
+ * reduction reference kernels (elementwise.c, reduce.c), for the kernel
+ * files that add ops of the same shape (math.c, reduce_mapped.c) without
  * repeating the loops.
  *
  * An op is a pair of scalar functions, one over doubles (every float dtype

@@ -1,5 +1,5 @@
 /*
- * eltwise.c - optimized elementwise kernels on f32: the unary activations
+ * elementwise.c - optimized elementwise kernels on f32: the unary activations
  * and math functions (one vectorized sweep, split over the pool when
  * large) and the binary arithmetic ops with numpy broadcasting (dims
  * collapsed until the innermost run has unit or zero strides, which the
