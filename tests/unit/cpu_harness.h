@@ -10,7 +10,7 @@
  * tests' inputs do not hold), so an element the kernel forgets to write
  * fails the comparison.
  *
- * Used by test_cpu_kernels.c, test_cpu_ops.c and test_cpu_data.c.
+ * Used by test_cpu_kernels.c, test_cpu_ops.c and test_cpu_movement.c.
  */
 #ifndef SM_CPU_HARNESS_H
 #define SM_CPU_HARNESS_H
@@ -47,7 +47,7 @@ static inline const sm_cpu_kernel *ck_kernel(const char *name)
                                     CK_K(name, scalar)})
 
 /* A kernel with one portable instance (data movement,
- * kernels/cpu/data.c), in the three-entry form ck_check takes (NULL
+ * kernels/cpu/movement.c), in the three-entry form ck_check takes (NULL
  * entries are skipped). */
 #define CK_ONE(name) ((const sm_cpu_kernel *const[]){CK_ANY(name), NULL, NULL})
 

@@ -1,5 +1,5 @@
 /*
- * data.c - optimized data-movement kernels: Slice, Gather, Where, Concat,
+ * movement.c - optimized data-movement kernels: Slice, Gather, Where, Concat,
  * Split and Expand, for every dtype (they move whole elements, so only
  * the element size matters).
  *

@@ -1,5 +1,5 @@
 /*
- * test_cpu_data.c - the data-movement kernels (kernels/cpu/data.c:
+ * test_cpu_movement.c - the data-movement kernels (kernels/cpu/movement.c:
  * Slice, Gather, Where, Concat, Split, Expand) against the reference
  * kernels on the same inputs, with no pool and pools of 2 and 3 threads:
  * odd sizes, negative axes, indices and steps, broadcasting, element
