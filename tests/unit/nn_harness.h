@@ -3,7 +3,7 @@
  * (shape function on the concrete inputs and their data, outputs allocated
  * from the inferred types, reference kernel, cost function), for the unit
  * tests of the contraction, pooling and normalization ops
- * (test_ref_matmul.c, test_ref_conv.c, test_ref_pool_norm.c).
+ * (test_ref_matmul.c, test_ref_conv.c, test_ref_pool.c, test_ref_norm.c).
  *
  * Everything is static inline so that each test uses what it needs.
  */
