@@ -1,8 +1,8 @@
 /*
  * shape_check.h - helpers shared by the shape functions of the gather,
- * scatter, selection, resize and recurrent ops (shape_gather.c,
- * shape_select.c, shape_space.c, shape_resize.c, shape_rnn.c), on top of
- * those of shape_movement.h.
+ * scatter, sorting, box, resampling and recurrent ops (shape_gather.c,
+ * shape_topk.c, shape_roi.c, shape_space.c, shape_resize.c,
+ * shape_gridsample.c, shape_rnn.c), on top of those of shape_movement.h.
  */
 #ifndef SM_SHAPE_CHECK_H
 #define SM_SHAPE_CHECK_H

@@ -2,7 +2,7 @@
  * resize.h - the sizes and coordinate maps of Resize and Upsample, shared
  * by their shape function (src/ir/shape_resize.c) and reference kernel
  * (resize.c), so that the size inferred and the elements read agree; and
- * GridSample's attributes (gridsample.c).
+ * GridSample's attributes (shape_gridsample.c, gridsample.c).
  */
 #ifndef SM_REF_RESIZE_H
 #define SM_REF_RESIZE_H

@@ -1,10 +1,9 @@
 /*
- * shape_select.c - shape functions of the selecting ops: TopK, Unique and
- * NonMaxSuppression. Unique's and NonMaxSuppression's output sizes depend
- * on the input's values: they are known only when the values are (always
- * at run time), computed by the kernels' own functions (select.h).
+ * shape_topk.c - shape functions of the sorting ops TopK and Unique, and
+ * TopK's cost. Unique's output sizes depend on the input's values: they
+ * are known only when the values are (always at run time), computed by
+ * the kernel's own function (select.h).
  */
-#include "core/alloc.h"
 #include "core/dtype.h"
 #include "ir/shape_check.h"
 #include "kernels/ref/select.h"
@@ -84,58 +83,6 @@ smelt_status sm_shape_unique(sm_shape_ctx *s)
         sm_movement_unknown(&s->out[j], SMELT_DTYPE_I64, 1);
         s->out[j].dims[0] = j == 2 ? n : u;
     }
-    return SMELT_OK;
-}
-
-/* NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], max_output?,
- * iou_threshold?, score_threshold?) {center_point_box}: i64[n, 3]. */
-smelt_status sm_shape_nonmaxsuppression(sm_shape_ctx *s)
-{
-    static const char *const names[] = {"max_output_boxes_per_class",
-                                        "iou_threshold", "score_threshold"};
-    const sm_type *bx, *sc;
-    SM_TRY(sm_movement_input(s, 0, &bx));
-    SM_TRY(sm_movement_input(s, 1, &sc));
-    SM_TRY(sm_check_float_type(s, bx, "boxes"));
-    SM_TRY(sm_check_same_type(s, sc, "scores", bx, "boxes"));
-    SM_TRY(sm_check_rank(s, bx, "boxes", 3, 3));
-    SM_TRY(sm_check_rank(s, sc, "scores", 3, 3));
-    int64_t cpb = sm_attrs_int(&s->attrs, "center_point_box", 0);
-    if (cpb != 0 && cpb != 1)
-        return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
-                      "NonMaxSuppression: center_point_box %lld must be 0 or "
-                      "1",
-                      (long long)cpb);
-    if (bx->ndim == 3) {
-        SM_TRY(sm_check_same_dim(s, bx->dims[2], "the last dim of boxes",
-                                 (sm_dim){4, NULL}, "required to be"));
-        if (sc->ndim == 3) {
-            SM_TRY(sm_check_same_dim(s, bx->dims[0], "the batch dim of boxes",
-                                     sc->dims[0], "that of scores"));
-            SM_TRY(sm_check_same_dim(s, bx->dims[1], "the box dim of boxes",
-                                     sc->dims[2], "that of scores"));
-        }
-    }
-    int all = s->in[0].data && s->in[1].data;
-    const sm_tensor *opt[3] = {NULL, NULL, NULL};
-    for (int i = 0; i < 3; i++) {
-        double v;
-        int known;
-        SM_TRY(sm_check_scalar_f64(s, i + 2, names[i], &v, &known));
-        if (sm_shape_in(s, i + 2)) {
-            opt[i] = s->in[i + 2].data;
-            all = all && known;
-        }
-    }
-    sm_movement_unknown(s->out, SMELT_DTYPE_I64, 2);
-    s->out->dims[1].size = 3;
-    if (!all)
-        return SMELT_OK;
-    int64_t *sel, count;
-    SM_TRY(sm_nms_select(s->ctx, s->in[0].data, s->in[1].data, opt[0], opt[1],
-                         opt[2], (int)cpb, &sel, &count));
-    sm_free(sel);
-    s->out->dims[0].size = count;
     return SMELT_OK;
 }
 
