@@ -1,8 +1,9 @@
 /*
  * shape_check.h - helpers shared by the shape functions of the gather,
  * scatter, sorting, box, resampling and recurrent ops (shape_gather.c,
- * shape_topk.c, shape_roi.c, shape_space.c, shape_resize.c,
- * shape_gridsample.c, shape_rnn.c), on top of those of shape_movement.h.
+ * shape_scatter.c, shape_topk.c, shape_roi.c, shape_space.c,
+ * shape_resize.c, shape_gridsample.c, shape_rnn.c), on top of those of
+ * shape_movement.h; defined in shape_check.c.
  */
 #ifndef SM_SHAPE_CHECK_H
 #define SM_SHAPE_CHECK_H
@@ -33,5 +34,16 @@ smelt_status sm_check_scalar_int(sm_shape_ctx *s, int i, const char *what,
 /* The same for a float one-element input, read as double. */
 smelt_status sm_check_scalar_f64(sm_shape_ctx *s, int i, const char *what,
                                  double *v, int *known);
+/* Checks the known index values of input i (m per index tuple, indexing
+ * dims [axis0, axis0 + m) of data type x) when those dims are known. */
+smelt_status sm_check_indices(sm_shape_ctx *s, int i, const sm_type *x, int m,
+                              int axis0);
+/* Fails when a known dim d of the indices it exceeds data x's, except
+ * along the gathered or scattered axis: the elements there would not
+ * exist. */
+smelt_status sm_check_dims_within(sm_shape_ctx *s, const sm_type *it,
+                                  const sm_type *x, int axis);
+/* GatherND's and ScatterND's indices: i64 only, as ONNX defines them. */
+smelt_status sm_check_nd_indices(sm_shape_ctx *s, const sm_type *it);
 
 #endif

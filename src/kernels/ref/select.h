@@ -1,8 +1,8 @@
 /*
  * select.h - index arithmetic shared by the shape functions
- * (src/ir/shape_gather.c, shape_topk.c, shape_roi.c) and the reference
- * kernels of the gather, scatter and selection ops (gather.c, scatter.c,
- * topk.c, roi.c).
+ * (src/ir/shape_check.c, shape_gather.c, shape_scatter.c, shape_topk.c,
+ * shape_roi.c) and the reference kernels of the gather, scatter and
+ * selection ops (gather.c, scatter.c, topk.c, roi.c).
  *
  * Several of these ops have outputs whose size depends on the input's
  * values (NonZero, Compress, Unique, NonMaxSuppression): the shape
