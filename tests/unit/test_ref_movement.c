@@ -2,8 +2,8 @@
  * test_ref_movement.c - shape functions and reference kernels of the
  * data-movement ops: Reshape, Flatten, Squeeze, Unsqueeze,
  * Transpose, Concat, Split, Expand, Tile. Expected values are worked out
- * by hand. (Slice, Gather, Pad and the generators are in
- * test_ref_movement_index.c.)
+ * by hand. (Slice, Gather and Pad are in test_ref_index.c, Shape,
+ * ConstantOfShape, Range and Constant in test_ref_const.c.)
  */
 #include "test_ref_movement.h"
 

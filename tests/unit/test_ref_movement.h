@@ -1,6 +1,7 @@
 /*
- * test_ref_movement.h - the harness the layout-op tests share
- * (test_ref_movement.c, test_ref_movement_index.c): tensor and attribute
+ * test_ref_movement.h - the harness the tests of the data-movement,
+ * indexing and value-generating ops share (test_ref_movement.c,
+ * test_ref_index.c, test_ref_const.c): tensor and attribute
  * builders, run() doing what the reference interpreter does for one node,
  * and infer() for shape inference on symbolic types written as text
  * ("f32[batch,3,?]", "i64[*]").

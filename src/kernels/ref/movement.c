@@ -1,7 +1,6 @@
 /*
  * movement.c - reference kernels of the data-movement ops (Reshape
- * and its views, Transpose, Concat, Split, Expand, Tile) and of the ops
- * that generate values (Shape, ConstantOfShape, Range, Constant).
+ * and its views, Transpose, Concat, Split, Expand, Tile).
  *
  * Moves copy whole elements as bytes, so one loop serves every dtype.
  * Each kernel re-checks the output shape it was given against its inputs
@@ -14,12 +13,6 @@
 #include "kernels/ops.h"
 #include "kernels/ref/movement.h"
 #include "kernels/ref/ref_util.h"
-
-static smelt_status bad_out(const sm_kargs *a, const char *what)
-{
-    return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                  "%s: output shape does not match %s", a->op_name, what);
-}
 
 void sm_movement_copy(sm_tensor *y, const sm_tensor *x, sm_movement_src_fn src,
                       const void *user, const void *fill)
@@ -62,7 +55,7 @@ smelt_status sm_ref_reshape(const sm_kargs *a)
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
     if (x->dtype != y->dtype || x->numel != y->numel)
-        return bad_out(a, "the input's element count");
+        return sm_bad_output(a, "the input's element count");
     if (x->nbytes)
         memcpy(y->data, x->data, x->nbytes);
     return SMELT_OK;
@@ -80,7 +73,7 @@ smelt_status sm_ref_transpose(const sm_kargs *a)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "Transpose: perm has %d entries for rank %d", n, x->ndim);
     if (y->ndim != x->ndim)
-        return bad_out(a, "the permuted input");
+        return sm_bad_output(a, "the permuted input");
     int64_t istr[SMELT_MAX_DIMS];
     sm_affine m;
     sm_strides(x->ndim, x->dims, istr);
@@ -91,7 +84,7 @@ smelt_status sm_ref_transpose(const sm_kargs *a)
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "Transpose: perm is not a permutation");
         if (y->dims[i] != x->dims[v])
-            return bad_out(a, "the permuted input");
+            return sm_bad_output(a, "the permuted input");
         m.stride[i] = istr[v];
     }
     sm_movement_copy(y, x, sm_affine_src, &m, NULL);
@@ -114,14 +107,14 @@ smelt_status sm_parts_check(const sm_kargs *a, const sm_tensor *whole,
     for (int i = 0; i < n; i++) {
         const sm_tensor *t = parts[i];
         if (!t || t->ndim != r || t->dtype != whole->dtype)
-            return bad_out(a, "the inputs");
+            return sm_bad_output(a, "the inputs");
         for (int d = 0; d < r; d++)
             if (d != axis && t->dims[d] != whole->dims[d])
-                return bad_out(a, "the inputs");
+                return sm_bad_output(a, "the inputs");
         total += t->dims[axis];
     }
     if (total != whole->dims[axis])
-        return bad_out(a, "the inputs");
+        return sm_bad_output(a, "the inputs");
     *axis_out = (int)axis;
     *outer = *inner = 1;
     for (int d = 0; d < axis; d++)
@@ -167,11 +160,11 @@ smelt_status sm_ref_expand(const sm_kargs *a)
     const sm_tensor *x = a->in[0];
     sm_tensor *y = a->out[0];
     if (y->ndim < x->ndim || x->dtype != y->dtype)
-        return bad_out(a, "the broadcast input");
+        return sm_bad_output(a, "the broadcast input");
     for (int d = 0; d < x->ndim; d++) {
         int64_t od = y->dims[d + y->ndim - x->ndim];
         if (x->dims[d] != 1 && x->dims[d] != od)
-            return bad_out(a, "the broadcast input");
+            return sm_bad_output(a, "the broadcast input");
     }
     int64_t istr[SMELT_MAX_DIMS];
     sm_affine m;
@@ -198,131 +191,13 @@ smelt_status sm_ref_tile(const sm_kargs *a)
     const sm_tensor *x = a->in[0], *rep = a->in[1];
     sm_tensor *y = a->out[0];
     if (y->ndim != x->ndim || rep->numel != x->ndim)
-        return bad_out(a, "the repeats");
+        return sm_bad_output(a, "the repeats");
     for (int d = 0; d < x->ndim; d++) {
         int64_t r = sm_load_i64(rep->dtype, rep->data, d);
         if (r < 0 || (x->dims[d] && r > INT64_MAX / x->dims[d]) ||
             y->dims[d] != x->dims[d] * r)
-            return bad_out(a, "the repeats");
+            return sm_bad_output(a, "the repeats");
     }
     sm_movement_copy(y, x, tile_src, x, NULL);
-    return SMELT_OK;
-}
-
-/* Shape: the input's dims [start, end) as int64. */
-smelt_status sm_ref_shape(const sm_kargs *a)
-{
-    const sm_tensor *x = a->in[0];
-    sm_tensor *y = a->out[0];
-    int lo, hi;
-    sm_shape_op_range(&a->attrs, x->ndim, &lo, &hi);
-    if (y->dtype != SMELT_DTYPE_I64 || y->numel != hi - lo)
-        return bad_out(a, "the selected dimensions");
-    for (int d = lo; d < hi; d++)
-        ((int64_t *)y->data)[d - lo] = x->dims[d];
-    return SMELT_OK;
-}
-
-/* ConstantOfShape: every element is the one-element `value` tensor
- * (default f32 0). */
-smelt_status sm_ref_constantofshape(const sm_kargs *a)
-{
-    sm_tensor *y = a->out[0];
-    const sm_attr *v = sm_attrs_find(&a->attrs, "value");
-    size_t es = smelt_dtype_size(y->dtype);
-    if (!v || v->kind != SM_ATTR_TENSOR) {
-        if (y->dtype != SMELT_DTYPE_F32)
-            return bad_out(a, "the default f32 value");
-        memset(y->data, 0, y->nbytes);
-        return SMELT_OK;
-    }
-    const sm_tensor *t = v->v.t;
-    if (t->numel != 1 || t->dtype != y->dtype)
-        return bad_out(a, "the value attribute");
-    for (int64_t i = 0; i < y->numel; i++)
-        memcpy((char *)y->data + (size_t)i * es, t->data, es);
-    return SMELT_OK;
-}
-
-/* Range: y[i] = start + i * delta, for as many elements as the output
- * holds (the shape function counted them). Integers wrap in unsigned
- * arithmetic, which is exact since every y[i] lies between start and
- * limit. */
-smelt_status sm_ref_range(const sm_kargs *a)
-{
-    const sm_tensor *st = a->in[0], *dl = a->in[2];
-    sm_tensor *y = a->out[0];
-    if (y->ndim != 1 || y->dtype != st->dtype || st->numel != 1 ||
-        dl->numel != 1 || dl->dtype != st->dtype)
-        return bad_out(a, "start and delta");
-    if (sm_dtype_is_float(y->dtype)) {
-        double s = sm_load_f64(st->dtype, st->data, 0);
-        double d = sm_load_f64(dl->dtype, dl->data, 0);
-        for (int64_t i = 0; i < y->numel; i++)
-            sm_store_f64(y->dtype, y->data, i, s + (double)i * d);
-        return SMELT_OK;
-    }
-    uint64_t s = (uint64_t)sm_load_i64(st->dtype, st->data, 0);
-    uint64_t d = (uint64_t)sm_load_i64(dl->dtype, dl->data, 0);
-    for (int64_t i = 0; i < y->numel; i++)
-        sm_store_i64(y->dtype, y->data, i, (int64_t)(s + (uint64_t)i * d));
-    return SMELT_OK;
-}
-
-int sm_constant_attr(const sm_attrs *a, const sm_attr **out)
-{
-    static const char *names[] = {"value", "value_float", "value_floats",
-                                  "value_int", "value_ints"};
-    int n = 0;
-    *out = NULL;
-    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++) {
-        const sm_attr *x = sm_attrs_find(a, names[i]);
-        if (x && !n++)
-            *out = x;
-    }
-    return n;
-}
-
-void sm_shape_op_range(const sm_attrs *a, int rank, int *lo, int *hi)
-{
-    int64_t s = sm_attrs_int(a, "start", 0);
-    int64_t e = sm_attrs_find(a, "end") ? sm_attrs_int(a, "end", rank) : rank;
-    s = s < 0 ? s + rank : s;
-    e = e < 0 ? e + rank : e;
-    s = s < 0 ? 0 : s > rank ? rank : s;
-    e = e < 0 ? 0 : e > rank ? rank : e;
-    *lo = (int)s;
-    *hi = (int)(e < s ? s : e);
-}
-
-/* Constant: the output is the node's one value attribute. */
-smelt_status sm_ref_constant(const sm_kargs *a)
-{
-    sm_tensor *y = a->out[0];
-    const sm_attr *v;
-    if (sm_constant_attr(&a->attrs, &v) != 1)
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "Constant: needs exactly one value attribute");
-    int64_t n = v->kind == SM_ATTR_TENSOR ? v->v.t->numel
-                : v->kind == SM_ATTR_FLOATS || v->kind == SM_ATTR_INTS ? v->n
-                                                                       : 1;
-    if (y->numel != n ||
-        (v->kind == SM_ATTR_TENSOR && y->dtype != v->v.t->dtype))
-        return bad_out(a, "the value attribute");
-    for (int64_t i = 0; i < n; i++) {
-        switch (v->kind) {
-        case SM_ATTR_FLOAT: sm_store_f64(y->dtype, y->data, i, v->v.f); break;
-        case SM_ATTR_FLOATS:
-            sm_store_f64(y->dtype, y->data, i, v->v.floats[i]);
-            break;
-        case SM_ATTR_INT: sm_store_i64(y->dtype, y->data, i, v->v.i); break;
-        case SM_ATTR_INTS:
-            sm_store_i64(y->dtype, y->data, i, v->v.ints[i]);
-            break;
-        default: break;
-        }
-    }
-    if (v->kind == SM_ATTR_TENSOR && y->nbytes)
-        memcpy(y->data, v->v.t->data, y->nbytes);
     return SMELT_OK;
 }

@@ -24,3 +24,9 @@ int sm_index_next(int ndim, const int64_t *dims, int64_t *idx)
     }
     return 0;
 }
+
+smelt_status sm_bad_output(const sm_kargs *a, const char *what)
+{
+    return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                  "%s: output shape does not match %s", a->op_name, what);
+}

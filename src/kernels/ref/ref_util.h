@@ -15,5 +15,8 @@
 int64_t sm_bcast_offset(const sm_tensor *t, int out_ndim, const int64_t *idx);
 /* Advances a multi-index over dims in row-major order; 0 at the end. */
 int sm_index_next(int ndim, const int64_t *dims, int64_t *idx);
+/* Fails with SMELT_ERR_RUNTIME: "<op>: output shape does not match
+ * <what>", for a kernel whose output disagrees with its inputs. */
+smelt_status sm_bad_output(const sm_kargs *a, const char *what);
 
 #endif
