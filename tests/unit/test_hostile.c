@@ -7,7 +7,7 @@
  * quiet (the ASan build adds -fsanitize=float-cast-overflow, so a NaN or
  * an out-of-range double cast to an integer fails there).
  */
-#include "test_ref_movement.h"
+#include "ref_harness.h"
 
 #include "core/alloc.h"
 #include "core/arena.h"

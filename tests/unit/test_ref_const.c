@@ -3,7 +3,7 @@
  * that generate values (Shape, ConstantOfShape, Range, Constant).
  * Expected values are worked out by hand.
  */
-#include "test_ref_movement.h"
+#include "ref_harness.h"
 
 static void test_shape(void **state)
 {

@@ -3,7 +3,7 @@
  * indexing ops (Slice, Gather, Pad). Expected values are worked out by
  * hand.
  */
-#include "test_ref_movement.h"
+#include "ref_harness.h"
 
 #define I64MAX INT64_MAX
 #define I64MIN INT64_MIN

@@ -5,7 +5,7 @@
  * by hand. (Slice, Gather and Pad are in test_ref_index.c, Shape,
  * ConstantOfShape, Range and Constant in test_ref_const.c.)
  */
-#include "test_ref_movement.h"
+#include "ref_harness.h"
 
 #define IOTA6 V(0, 1, 2, 3, 4, 5)
 #define IOTA24                                                                 \

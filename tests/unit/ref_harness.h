@@ -1,13 +1,16 @@
 /*
- * test_ref_movement.h - the harness the tests of the data-movement,
- * indexing and value-generating ops share (test_ref_movement.c,
- * test_ref_index.c, test_ref_const.c): tensor and attribute
- * builders, run() doing what the reference interpreter does for one node,
- * and infer() for shape inference on symbolic types written as text
- * ("f32[batch,3,?]", "i64[*]").
+ * ref_harness.h - the harness of the reference-kernel tests that write
+ * their tensors inline (test_ref_movement.c, test_ref_index.c,
+ * test_ref_const.c, test_ref_gather.c, test_ref_scatter.c,
+ * test_ref_topk.c, test_ref_space.c, test_ref_resize.c,
+ * test_ref_gridsample.c, test_ref_rnn.c, test_ref_roi.c, test_hostile.c):
+ * tensor and attribute builders, run() doing what the reference
+ * interpreter does for one node, infer() for shape inference on symbolic
+ * types written as text ("f32[batch,3,?]", "i64[*]"), kernel_fail() for a
+ * kernel's own re-checks, and alloc_walk() for allocation failures.
  */
-#ifndef TEST_REF_MOVEMENT_H
-#define TEST_REF_MOVEMENT_H
+#ifndef SM_REF_HARNESS_H
+#define SM_REF_HARNESS_H
 
 #include <ctype.h>
 #include <math.h>
@@ -17,6 +20,7 @@
 
 #include "testutil.h"
 
+#include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -362,5 +366,63 @@ static inline void infer_fail(sm_op op, const sm_attr *at, int n_at, int n_in,
 
 #define TYPES(...) ((const char *const[]){__VA_ARGS__})
 #define DATA(...) ((sm_tensor *const[]){__VA_ARGS__})
+
+/* A zero-filled tensor. */
+static inline sm_tensor *zeros(smelt_dtype dt, int ndim, const int64_t *dims)
+{
+    sm_tensor *t;
+    assert_int_equal(sm_tensor_new(NULL, dt, ndim, dims, &t), SMELT_OK);
+    return t;
+}
+/* Calls op's kernel directly (no shape function) on in[] with the
+ * preallocated outputs out[]; expects status want and words. Frees
+ * nothing. */
+static inline void kernel_fail(sm_op op, const sm_attr *at, int n_at, int n_in,
+                               sm_tensor **in, int n_out, sm_tensor **out,
+                               smelt_status want, const char *words)
+{
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    const sm_op_info *info = sm_op_info_get(op);
+    sm_kargs k = {.op_name = info->name,
+                  .attrs = {at, n_at, info->spec, info->n_spec},
+                  .n_in = n_in,
+                  .in = in,
+                  .n_out = n_out,
+                  .out = out,
+                  .ctx = ctx};
+    assert_int_equal(info->ref(&k), want);
+    has_words(smelt_ctx_error(ctx), info->name);
+    has_words(smelt_ctx_error(ctx), words);
+    smelt_ctx_free(ctx);
+}
+static inline void free_all(int n, sm_tensor **t)
+{
+    for (int i = 0; i < n; i++)
+        sm_tensor_free(t[i]);
+}
+/* Every allocation of a run that allocates scratch fails in turn:
+ * SMELT_ERR_NOMEM each time, nothing leaked (ASan says so), then a clean
+ * run succeeds. */
+static inline void alloc_walk(sm_op op, const sm_attr *at, int n_at, int n_out,
+                              sm_tensor *(*make)(int i), int n_in)
+{
+    for (long k = 0;; k++) {
+        sm_tensor *in[8], *out[8];
+        for (int i = 0; i < n_in; i++)
+            in[i] = make(i);
+        smelt_ctx_t *ctx = smelt_ctx_init();
+        sm_alloc_fail_after(k);
+        smelt_status st = run(ctx, op, at, n_at, n_in, in, n_out, out);
+        sm_alloc_fail_after(-1);
+        smelt_ctx_free(ctx);
+        if (st == SMELT_OK) {
+            free_all(n_out, out);
+            assert_true(k > 0);
+            return;
+        }
+        assert_int_equal(st, SMELT_ERR_NOMEM);
+        assert_true(k < 100);
+    }
+}
 
 #endif
