@@ -359,8 +359,8 @@ def gen_external():
     onnx.checker.check_model(os.path.join(MODELS, "external.onnx"))
 
 
-def gen_misc():
-    """Opset 17 shape and layout ops: Shape, Gather, Reshape, Constant,
+def gen_opset17():
+    """Opset 17 shape and data-movement ops: Shape, Gather, Reshape, Constant,
     ConstantOfShape, Cast, Where, Expand, Unsqueeze/ReduceSum/Split with
     input operands, LayerNormalization, ReduceMean with an attribute."""
     gamma, beta = rand(4) + 1, rand(4)
@@ -386,7 +386,7 @@ def gen_misc():
     ]
     nodes[1].input.append("shp")
     g = helper.make_graph(
-        nodes, "misc",
+        nodes, "opset17",
         [helper.make_tensor_value_info("x", F, [2, 4]),
          helper.make_tensor_value_info("x2", F, [3, 4])],
         [helper.make_tensor_value_info("p0i", TensorProto.INT32, [4, 1]),
@@ -405,7 +405,7 @@ def gen_misc():
     mu = x2.mean(axis=-1, keepdims=True)
     var = ((x2 - mu) ** 2).mean(axis=-1, keepdims=True)
     ln = ((x2 - mu) / np.sqrt(var + 1e-5) * gamma + beta).astype(np.float32)
-    save_model(model(g, 17), "misc", [([x, x2], [p0i, pm, ln])])
+    save_model(model(g, 17), "opset17", [([x, x2], [p0i, pm, ln])])
 
 
 # ---- hostile and malformed models ------------------------------------------
@@ -594,7 +594,7 @@ def main():
     os.makedirs(MODELS, exist_ok=True)
     os.makedirs(BAD, exist_ok=True)
     for gen in (gen_mlp, gen_conv, gen_typed, gen_legacy9, gen_opset11,
-                gen_if, gen_loop, gen_external, gen_misc, gen_bad):
+                gen_if, gen_loop, gen_external, gen_opset17, gen_bad):
         gen()
     print("wrote", MODELS, "and", BAD, file=sys.stderr)
 

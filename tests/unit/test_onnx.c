@@ -143,7 +143,7 @@ static const struct {
     int cases;
 } models[] = {
     {"mlp", 1}, {"conv", 1}, {"typed", 1},    {"legacy9", 1}, {"opset11", 1},
-    {"if", 2},  {"loop", 1}, {"external", 1}, {"misc", 1},
+    {"if", 2},  {"loop", 1}, {"external", 1}, {"opset17", 1},
 };
 #define N_MODELS (sizeof models / sizeof *models)
 

@@ -1,11 +1,13 @@
 /*
  * test_ref_math.c - what the generated op cases (tests/ops) do not reach
- * for the ops of ops.def's "more math" and "quantization" sections: the
- * shape functions' errors and symbolic dims, kernel edge cases (halves,
- * saturation, empty and noop reductions, nan, zero norms, integer
- * overflow), Einsum's parser, costs, and the kernels' allocation-failure
- * paths. Expected values are computed by hand or from the defining
- * formula written out here.
+ * for the ops of two sections of ops.def, "math, activations, logic and
+ * reductions beyond the rows above" and "quantization" (the further math
+ * ops, LpPool, the normalizations along axes, the mapped reductions,
+ * Einsum, the losses and the quantized ops): the shape functions' errors
+ * and symbolic dims, kernel edge cases (halves, saturation, empty and
+ * noop reductions, nan, zero norms, integer overflow), Einsum's parser,
+ * costs, and the kernels' allocation-failure paths. Expected values are
+ * computed by hand or from the defining formula written out here.
  */
 #include "nn_harness.h"
 
@@ -336,7 +338,7 @@ static void test_normalize_values(void **state)
     check(SM_OP_Det, IN(T(F64, D(0, 0), 0)), NO_ATTRS, F64, 0, D(0), V(1), 0);
 }
 
-static void test_reduce2_values(void **state)
+static void test_reduce_mapped_values(void **state)
 {
     (void)state;
     check(SM_OP_ReduceLogSumExp, IN(T(F64, D(3), 1, 2, 3)), NO_ATTRS, F64, 1,
@@ -760,7 +762,7 @@ int main(void)
         cmocka_unit_test(test_symbolic_shapes),
         cmocka_unit_test(test_normalize_errors),
         cmocka_unit_test(test_normalize_values),
-        cmocka_unit_test(test_reduce2_values),
+        cmocka_unit_test(test_reduce_mapped_values),
         cmocka_unit_test(test_einsum_values),
         cmocka_unit_test(test_einsum_errors),
         cmocka_unit_test(test_quant_values),

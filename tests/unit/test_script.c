@@ -510,11 +510,11 @@ static void test_grow_and_mlp(void **state)
     smelt_ctx_free(ctx);
 }
 
-static void test_misc(void **state)
+static void test_statements(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = compile(ctx, "script/misc.py", NULL);
+    smelt_graph_t *g = compile(ctx, "script/statements.py", NULL);
     assert_int_equal(count_op(g->top, SM_OP_Loop), 1);
     assert_int_equal(count_op(g->top, SM_OP_If), 1);
     assert_int_equal(count_op(g->top, SM_OP_Split), 1);
@@ -800,10 +800,10 @@ static void test_api_errors(void **state)
  */
 
 static const char *const examples[] = {
-    "script/foo.py",      "script/constant_model.py", "script/loop.py",
-    "script/branches.py", "script/while_loop.py",     "script/helpers.py",
-    "script/ops.py",      "script/grow.py",           "script/mlp.py",
-    "script/misc.py",     "script/builtins.py"};
+    "script/foo.py",        "script/constant_model.py", "script/loop.py",
+    "script/branches.py",   "script/while_loop.py",     "script/helpers.py",
+    "script/ops.py",        "script/grow.py",           "script/mlp.py",
+    "script/statements.py", "script/builtins.py"};
 
 /* Every prefix of every example compiles or fails with a message. */
 static void test_truncation(void **state)
@@ -869,8 +869,8 @@ static void test_alloc_failures(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    alloc_walk(ctx, "script/helpers.py"); /* inlining, an If from returns */
-    alloc_walk(ctx, "script/misc.py");    /* Loop, If, Split, imports */
+    alloc_walk(ctx, "script/helpers.py");    /* inlining, an If from returns */
+    alloc_walk(ctx, "script/statements.py"); /* Loop, If, Split, imports */
     smelt_ctx_free(ctx);
 }
 
@@ -943,7 +943,7 @@ int main(void)
         cmocka_unit_test(test_slicing),
         cmocka_unit_test(test_op_inputs),
         cmocka_unit_test(test_grow_and_mlp),
-        cmocka_unit_test(test_misc),
+        cmocka_unit_test(test_statements),
         cmocka_unit_test(test_builtins),
         cmocka_unit_test(test_constant_folding),
         cmocka_unit_test(test_runtime_scalars),

@@ -6,7 +6,7 @@ from typing import Tuple
 
 
 @torch.jit.script
-def misc(x: Tensor[f32, 4], n: int) -> Tuple[Tensor, int]:
+def statements(x: Tensor[f32, 4], n: int) -> Tuple[Tensor, int]:
     a, b = x, n
     a, b = a * 2.0, b + 1
     a += 1.0
@@ -22,4 +22,4 @@ def misc(x: Tensor[f32, 4], n: int) -> Tuple[Tensor, int]:
 
 if __name__ == "__main__":
     with torch.no_grad():
-        print(misc(torch.ones(4), 3))
+        print(statements(torch.ones(4), 3))
