@@ -1,7 +1,7 @@
 /*
  * ref_harness.h - the harness of the reference-kernel tests that write
- * their tensors inline (test_ref_movement.c, test_ref_index.c,
- * test_ref_const.c, test_ref_gather.c, test_ref_scatter.c,
+ * their tensors inline (test_ref_movement.c, test_ref_reshape.c,
+ * test_ref_index.c, test_ref_const.c, test_ref_gather.c, test_ref_scatter.c,
  * test_ref_topk.c, test_ref_space.c, test_ref_resize.c,
  * test_ref_gridsample.c, test_ref_rnn.c, test_ref_roi.c, test_hostile.c):
  * tensor and attribute builders, run() doing what the reference

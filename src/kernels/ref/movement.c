@@ -1,6 +1,7 @@
 /*
- * movement.c - reference kernels of the data-movement ops (Reshape
- * and its views, Transpose, Concat, Split, Expand, Tile).
+ * movement.c - reference kernels of the data-movement ops (Transpose,
+ * Concat, Split, Expand, Tile) and the element copy they and the index,
+ * gather and space kernels share (movement.h).
  *
  * Moves copy whole elements as bytes, so one loop serves every dtype.
  * Each kernel re-checks the output shape it was given against its inputs
@@ -46,19 +47,6 @@ int64_t sm_affine_src(const void *user, const int64_t *idx)
     for (int d = 0; d < m->ndim; d++)
         off += (m->first[d] + idx[d] * m->step[d]) * m->stride[d];
     return off;
-}
-
-/* Reshape, Flatten, Squeeze, Unsqueeze: the output is preallocated with
- * the new shape, so the row-major bytes are simply copied. */
-smelt_status sm_ref_reshape(const sm_kargs *a)
-{
-    const sm_tensor *x = a->in[0];
-    sm_tensor *y = a->out[0];
-    if (x->dtype != y->dtype || x->numel != y->numel)
-        return sm_bad_output(a, "the input's element count");
-    if (x->nbytes)
-        memcpy(y->data, x->data, x->nbytes);
-    return SMELT_OK;
 }
 
 /* Transpose: output axis i is input axis perm[i] (default: reversed). */
