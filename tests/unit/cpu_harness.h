@@ -10,7 +10,7 @@
  * tests' inputs do not hold), so an element the kernel forgets to write
  * fails the comparison.
  *
- * Used by test_cpu_kernels.c, test_cpu_ops.c and test_cpu_movement.c.
+ * Used by the test_cpu_*.c of each kernel family.
  */
 #ifndef SM_CPU_HARNESS_H
 #define SM_CPU_HARNESS_H

@@ -4,7 +4,8 @@
  * kernels on the same inputs, with no pool and pools of 2 and 3 threads:
  * odd sizes, negative axes, indices and steps, broadcasting, element
  * sizes 1, 2, 4 and 8, empty tensors, copies large enough to split over
- * the pool; bad indices fail cleanly, in the kernel and in a plan.
+ * the pool; bad indices fail cleanly, in the kernel and in a plan. And
+ * Transpose (kernels/cpu/movement_transpose.c) on every ISA entry.
  */
 #include <string.h>
 
@@ -332,6 +333,48 @@ static void test_refusals(void **state)
     sm_tensor_free(f);
 }
 
+/* ---- Transpose (movement_transpose.c) ----------------------------------- */
+
+static void test_transpose(void **state)
+{
+    (void)state;
+    CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(2, D(37, 19), 1)}), 1,
+             NO_ATTRS, CK_ENTRIES(transpose), 0, 0, 0);
+    CK_CHECK(SM_OP_Transpose, 1,
+             ((sm_tensor *[]){ck_rand(4, D(2, 5, 3, 17), 2)}), 1,
+             ATTRS(A_INTS("perm", 0, 2, 1, 3)), CK_ENTRIES(transpose), 0, 0, 0);
+    CK_CHECK(SM_OP_Transpose, 1,
+             ((sm_tensor *[]){ck_rand(4, D(2, 5, 3, 17), 3)}), 1,
+             ATTRS(A_INTS("perm", 3, 1, 0, 2)), CK_ENTRIES(transpose), 0, 0, 0);
+    /* attention's [B, S, H, D] -> [B, H, S, D] and -> [B, H, D, S] */
+    CK_CHECK(SM_OP_Transpose, 1,
+             ((sm_tensor *[]){ck_rand(4, D(2, 33, 4, 16), 4)}), 1,
+             ATTRS(A_INTS("perm", 0, 2, 3, 1)), CK_ENTRIES(transpose), 0, 0, 0);
+    /* the last two dims swapped over several tiles with ragged edges
+     * (4 x 4 register blocks and the rest), and BERT's key transpose */
+    CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(3, 45, 70), 6)}),
+             1, ATTRS(A_INTS("perm", 0, 2, 1)), CK_ENTRIES(transpose), 0, 0, 0);
+    CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(32, 8, 64), 7)}),
+             1, ATTRS(A_INTS("perm", 1, 2, 0)), CK_ENTRIES(transpose), 0, 0, 0);
+    /* rows kept whole, long (a memcpy each) and short (inline), enough
+     * of them to split over the threads */
+    CK_CHECK(SM_OP_Transpose, 1,
+             ((sm_tensor *[]){ck_rand(3, D(3, 40, 300), 8)}), 1,
+             ATTRS(A_INTS("perm", 1, 0, 2)), CK_ENTRIES(transpose), 0, 0, 0);
+    CK_CHECK(SM_OP_Transpose, 1,
+             ((sm_tensor *[]){ck_rand(4, D(8, 8, 16, 48), 9)}), 1,
+             ATTRS(A_INTS("perm", 2, 0, 1, 3)), CK_ENTRIES(transpose), 0, 0, 0);
+    CK_CHECK(SM_OP_Transpose, 1, ((sm_tensor *[]){ck_rand(3, D(1, 40, 1), 5)}),
+             1, ATTRS(A_INTS("perm", 2, 0, 1)), CK_ENTRIES(transpose), 0, 0, 0);
+    /* a bad perm is refused */
+    sm_tensor *in[1] = {nn_tensor(F32, 2, D(2, 3), NULL)};
+    sm_tensor *out[1] = {nn_tensor(F32, 2, D(3, 2), NULL)};
+    assert_false(ck_supports(CK_K(transpose, scalar), SM_OP_Transpose, 1, in, 1,
+                             out, ATTRS(A_INTS("perm", 1, 1))));
+    sm_tensor_free(in[0]);
+    sm_tensor_free(out[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_transpose),
     };
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);
 }

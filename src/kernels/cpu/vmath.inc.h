@@ -3,7 +3,7 @@
  * activations of the fused epilogues, written once over the vocabulary of
  * a simd_*.h header and compiled per ISA (included by isa_*.c).
  *
- * Accuracy, measured against double-precision libm by test_cpu_kernels
+ * Accuracy, measured against double-precision libm by test_cpu_gemm
  * (test_vmath_accuracy) over [-30, 30] plus tiny arguments; relative
  * errors where the exact value exceeds 1e-30 (measured max in brackets):
  *   exp        relative <= 3e-7 (1.2e-7); x below -87.34 gives 0, above

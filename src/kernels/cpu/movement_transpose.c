@@ -1,9 +1,10 @@
 /*
- * transpose.c - optimized Transpose for 4-byte elements (f32, i32): dims
- * that stay adjacent and in order are merged first; then either the last
- * dim keeps its place (contiguous row copies) or the copy runs in 16 x 16
- * tiles over the output's last dim and the dim that is last in the input,
- * so both the reads and the writes stay within a few cache lines.
+ * movement_transpose.c - optimized Transpose for 4-byte elements (f32,
+ * i32): dims that stay adjacent and in order are merged first; then
+ * either the last dim keeps its place (contiguous row copies) or the copy
+ * runs in 16 x 16 tiles over the output's last dim and the dim that is
+ * last in the input, so both the reads and the writes stay within a few
+ * cache lines.
  */
 #include <string.h>
 #ifdef __SSE2__

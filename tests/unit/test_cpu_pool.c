@@ -1,0 +1,77 @@
+/*
+ * test_cpu_pool.c - the optimized pooling kernels (kernels/cpu/pool.c) against
+ * the reference kernels, for every ISA entry this machine can run, on odd sizes
+ * whose rows end in partial vectors, with 1, 2 and 3 threads.
+ */
+#include "cpu_harness.h"
+
+#include "core/act.h"
+
+#define TOL 1e-6, 2e-6
+
+static void test_maxpool(void **state)
+{
+    (void)state;
+    /* ResNet's 3x3 stride 2 pad 1, on an odd plane */
+    CK_CHECK(SM_OP_MaxPool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(2, 3, 17, 21), 1)}), 1,
+             ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("strides", 2, 2),
+                   A_INTS("pads", 1, 1, 1, 1)),
+             CK_ENTRIES(maxpool), 0, 0, 0);
+    /* ceil_mode, dilations, asymmetric pads, stride 1 */
+    CK_CHECK(SM_OP_MaxPool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(1, 2, 11, 40), 2)}), 1,
+             ATTRS(A_INTS("kernel_shape", 2, 3), A_INT("ceil_mode", 1),
+                   A_INTS("dilations", 2, 1), A_INTS("pads", 0, 1, 1, 2),
+                   A_INTS("strides", 2, 1)),
+             CK_ENTRIES(maxpool), 0, 0, 0);
+    /* rows of several vector pairs; a 9x9 window (81 taps: the
+     * tap-by-tap path) */
+    CK_CHECK(SM_OP_MaxPool, 1, ((sm_tensor *[]){ck_rand(4, D(1, 2, 9, 77), 7)}),
+             1, ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("pads", 1, 1, 1, 1)),
+             CK_ENTRIES(maxpool), 0, 0, 0);
+    CK_CHECK(SM_OP_MaxPool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(1, 2, 20, 21), 8)}), 1,
+             ATTRS(A_INTS("kernel_shape", 9, 9), A_INTS("pads", 4, 4, 4, 4)),
+             CK_ENTRIES(maxpool), 0, 0, 0);
+}
+
+static void test_avgpool(void **state)
+{
+    (void)state;
+    for (int inc = 0; inc < 2; inc++) {
+        CK_CHECK(SM_OP_AveragePool, 1,
+                 ((sm_tensor *[]){ck_rand(4, D(2, 3, 13, 19), 3)}), 1,
+                 ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("strides", 2, 2),
+                       A_INTS("pads", 1, 1, 1, 1),
+                       A_INT("count_include_pad", inc)),
+                 CK_ENTRIES(avgpool), 0, TOL);
+        CK_CHECK(SM_OP_AveragePool, 1,
+                 ((sm_tensor *[]){ck_rand(4, D(1, 2, 10, 33), 4)}), 1,
+                 ATTRS(A_INTS("kernel_shape", 2, 5), A_INT("ceil_mode", 1),
+                       A_INTS("pads", 1, 0, 0, 2), A_INTS("strides", 3, 1),
+                       A_INT("count_include_pad", inc)),
+                 CK_ENTRIES(avgpool), 0, TOL);
+    }
+}
+
+static void test_globalpool(void **state)
+{
+    (void)state;
+    CK_CHECK(SM_OP_GlobalAveragePool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(2, 5, 7, 9), 5)}), 1, NO_ATTRS,
+             CK_ENTRIES(gavgpool), 0, TOL);
+    CK_CHECK(SM_OP_GlobalMaxPool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(3, 4, 1, 37), 6)}), 1, NO_ATTRS,
+             CK_ENTRIES(gmaxpool), 0, 0, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_maxpool),
+        cmocka_unit_test(test_avgpool),
+        cmocka_unit_test(test_globalpool),
+    };
+    return cmocka_run_group_tests(tests, ck_setup, ck_teardown);
+}
