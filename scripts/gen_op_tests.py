@@ -2042,10 +2042,10 @@ def gen_isnan_isinf():
          {"detect_negative": 0, "detect_positive": 0})
 
 
-def gen_activations2():
+def gen_param_activations():
     # Elu, Selu, Celu, ThresholdedRelu, HardSigmoid: default attributes and
     # custom ones, f64 / f16; Shrink soft and hard, on integers too
-    seed("activations2")
+    seed("activations2")  # the tag the cases were made with
     x = rf(3, 4, lo=-3, hi=3)
     x64 = rf(2, 5, lo=-3, hi=3, dt=f64)
     x16 = rf(2, 3, lo=-3, hi=3, dt=f16)
@@ -2187,7 +2187,7 @@ def gen_mod():
          {"fmod": 1})
 
 
-def gen_compare2():
+def gen_compare_or_equal():
     # LessOrEqual / GreaterOrEqual: f32 with ties, broadcasting, i64, nan
     for op, fn in (("LessOrEqual", np.less_equal),
                    ("GreaterOrEqual", np.greater_equal)):
@@ -2230,7 +2230,7 @@ def logsumexp(x, axis, keepdims):
     return r if keepdims else np.squeeze(r, axis=axis)
 
 
-def gen_reduce2():
+def gen_reduce_mapped():
     # ReduceProd/L1/L2/LogSum/LogSumExp/SumSquare: axes attribute, axes
     # input (negative, as a parameter), keepdims 0, all axes,
     # noop_with_empty_axes, f64; integer inputs (Prod, L1, SumSquare exact;
@@ -2789,11 +2789,11 @@ def gen_losses():
 
 
 GENERATORS_MATH = [
-    gen_math_unary, gen_sign_round, gen_isnan_isinf, gen_activations2,
-    gen_prelu, gen_bitwise, gen_mod, gen_compare2, gen_mean, gen_reduce2,
-    gen_argmin, gen_hardmax, gen_lpnorm, gen_mvn, gen_lrn, gen_instancenorm,
-    gen_lppool, gen_castlike, gen_det, gen_einsum, gen_quantize,
-    gen_qmatmul_qconv, gen_losses,
+    gen_math_unary, gen_sign_round, gen_isnan_isinf, gen_param_activations,
+    gen_prelu, gen_bitwise, gen_mod, gen_compare_or_equal, gen_mean,
+    gen_reduce_mapped, gen_argmin, gen_hardmax, gen_lpnorm, gen_mvn, gen_lrn,
+    gen_instancenorm, gen_lppool, gen_castlike, gen_det, gen_einsum,
+    gen_quantize, gen_qmatmul_qconv, gen_losses,
 ]
 
 
