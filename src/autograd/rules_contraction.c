@@ -1,9 +1,11 @@
 /*
  * rules_contraction.c - gradient rules of the contractions. MatMul's
  * gradients are MatMuls by the transposed other operand, summed over the
- * batch dimensions that broadcasting added.
+ * batch dimensions that broadcasting added; Gemm's are Gemms, with the
+ * transpositions folded into transA / transB. (Conv and ConvTranspose:
+ * rules_conv.c.)
  */
-#include "autograd/grad.h"
+#include "autograd/rules_nn.h"
 
 /* x with its last two axes swapped. */
 static sm_value *swap_last(sm_grad_ctx *g, sm_value *x)
@@ -58,4 +60,57 @@ smelt_status sm_grad_matmul(sm_grad_ctx *g)
         sm_g_set(g, 1, b2 != b ? sm_g_reshape_like(g, d, b) : d);
     }
     return g->st;
+}
+
+/* alpha * op(a) op(b), a Gemm without C (alpha 1 left unset). */
+static sm_value *gemm(sm_grad_ctx *g, sm_value *a, sm_value *b, double alpha,
+                      int ta, int tb)
+{
+    sm_value *in[2] = {a, b};
+    sm_node *n = sm_g_node(g, SM_OP_Gemm, 2, in, 1);
+    if (n &&
+        ((alpha != 1 && !sm_node_set_float(n, "alpha", alpha)) ||
+         (ta && !sm_node_set_int(n, "transA", 1)) ||
+         (tb && !sm_node_set_int(n, "transB", 1))) &&
+        g->st == SMELT_OK)
+        g->st = sm_err_nomem(g->ctx);
+    return sm_g_done(g, n);
+}
+
+/*
+ * Y = alpha * A' B' + beta * C, A' = A^T under transA, B' likewise:
+ *   dA' = alpha dY B'^T, dB' = alpha A'^T dY, dC = beta dY summed to C;
+ * dA is dA' transposed back under transA (= alpha B' dY^T), dB likewise
+ * (= alpha dY^T A'), each one Gemm whose trans flags absorb the
+ * transpositions.
+ */
+smelt_status sm_gn_gemm_grads(sm_grad_ctx *g, sm_value *dy)
+{
+    const sm_node *n = g->n;
+    sm_attrs at = sm_node_attrs(n);
+    double alpha = sm_attrs_float(&at, "alpha", 1);
+    double beta = sm_attrs_float(&at, "beta", 1);
+    int ta = sm_attrs_int(&at, "transA", 0) != 0;
+    int tb = sm_attrs_int(&at, "transB", 0) != 0;
+    sm_value *a = n->in[0], *b = n->in[1];
+    if (g->need[0])
+        sm_g_set(g, 0,
+                 ta ? gemm(g, b, dy, alpha, tb, 1)
+                    : gemm(g, dy, b, alpha, 0, !tb));
+    if (g->need[1])
+        sm_g_set(g, 1,
+                 tb ? gemm(g, dy, a, alpha, 1, ta)
+                    : gemm(g, a, dy, alpha, !ta, 0));
+    if (n->n_in > 2 && n->in[2] && g->need[2]) {
+        sm_value *d = sm_g_unbroadcast(g, dy, n->in[2]);
+        if (beta != 1)
+            d = sm_g_op2(g, SM_OP_Mul, d, sm_g_scalar_like(g, dy, beta));
+        sm_g_set(g, 2, d);
+    }
+    return g->st;
+}
+
+smelt_status sm_grad_gemm(sm_grad_ctx *g)
+{
+    return sm_gn_gemm_grads(g, g->dy[0]);
 }

@@ -1,0 +1,335 @@
+/*
+ * nn_build.c - builders the convolution, pooling and fused-op gradient
+ * rules share (rules_nn.h): window geometry for static shapes, nodes
+ * with attributes, and the three convolutions every backward pass of a
+ * sliding-window op is made of (a Conv that lands on a given output
+ * size, a ConvTranspose that does, and the kernel gradient).
+ */
+#include <string.h>
+
+#include "autograd/rules_nn.h"
+#include "core/dtype.h"
+
+/* Records st (a failure the context already describes) as g's first. */
+static void keep(sm_grad_ctx *g, smelt_status st)
+{
+    if (st != SMELT_OK && g->st == SMELT_OK)
+        g->st = st;
+}
+
+/* Records a failed attribute store (out of memory). */
+static void attr_ok(sm_grad_ctx *g, int ok)
+{
+    if (!ok)
+        keep(g, sm_err_nomem(g->ctx));
+}
+
+/* Whether the spatial sizes of v (dims 2..) are all known; copies them. */
+static int spatial(const sm_value *v, int64_t *out)
+{
+    if (!v || v->type.ndim < 3)
+        return 0;
+    for (int d = 2; d < v->type.ndim; d++) {
+        if (v->type.dims[d].size < 0)
+            return 0;
+        out[d - 2] = v->type.dims[d].size;
+    }
+    return 1;
+}
+
+smelt_status sm_gn_window(sm_grad_ctx *g, sm_window_kind kind, int with_kernel,
+                          sm_window *w)
+{
+    const sm_node *n = g->n;
+    const sm_value *x = n->in[0], *k = with_kernel ? n->in[1] : NULL;
+    int64_t in[SMELT_MAX_DIMS], ks[SMELT_MAX_DIMS];
+    if (!spatial(x, in) ||
+        (with_kernel && (!spatial(k, ks) || k->type.ndim != x->type.ndim)))
+        return sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
+                         "the spatial sizes of '%s'%s%s are not known "
+                         "before running; only static spatial sizes are "
+                         "differentiated (bind them with --dim)",
+                         x->name, with_kernel ? " and of the kernel " : "",
+                         with_kernel ? k->name : "");
+    sm_attrs at = sm_node_attrs(n);
+    keep(g, sm_window_init(g->ctx, sm_op_info_get(n->op)->name, &at, kind,
+                           x->type.ndim - 2, in, with_kernel ? ks : NULL, w));
+    return g->st;
+}
+
+sm_value *sm_gn_transpose(sm_grad_ctx *g, sm_value *x, const int64_t *perm)
+{
+    sm_node *n = sm_g_node(g, SM_OP_Transpose, 1, &x, 1);
+    if (n)
+        attr_ok(g, sm_node_set_ints(n, "perm", perm, x->type.ndim));
+    return sm_g_done(g, n);
+}
+
+sm_value *sm_gn_swap01(sm_grad_ctx *g, sm_value *x)
+{
+    if (!x)
+        return NULL;
+    int64_t perm[SMELT_MAX_DIMS];
+    for (int i = 0; i < x->type.ndim; i++)
+        perm[i] = i;
+    perm[0] = 1;
+    perm[1] = 0;
+    return sm_gn_transpose(g, x, perm);
+}
+
+sm_value *sm_gn_slice(sm_grad_ctx *g, sm_value *x, const int64_t *axes,
+                      const int64_t *starts, const int64_t *ends, int n)
+{
+    if (n == 0)
+        return x;
+    sm_value *in[4] = {x, sm_g_ints(g, starts, n), sm_g_ints(g, ends, n),
+                       sm_g_ints(g, axes, n)};
+    return sm_g_done(g, sm_g_node(g, SM_OP_Slice, 4, in, 1));
+}
+
+sm_value *sm_gn_reshape(sm_grad_ctx *g, sm_value *x, const int64_t *dims, int n)
+{
+    return sm_g_op2(g, SM_OP_Reshape, x, sm_g_ints(g, dims, n));
+}
+
+sm_value *sm_gn_const(sm_grad_ctx *g, smelt_dtype dt, int ndim,
+                      const int64_t *dims, const double *v)
+{
+    if (g->st != SMELT_OK)
+        return NULL;
+    sm_tensor *t;
+    smelt_status st = sm_tensor_new(g->ctx, dt, ndim, dims, &t);
+    if (st != SMELT_OK) {
+        keep(g, st);
+        return NULL;
+    }
+    for (int64_t i = 0; i < t->numel; i++)
+        sm_store_f64(dt, t->data, i, v[i]);
+    sm_value *c = sm_rw_add_const(g->rw, g->b, "g_const", t);
+    if (!c)
+        keep(g, sm_err_nomem(g->ctx));
+    return c;
+}
+
+void sm_gn_copy_attrs(sm_grad_ctx *g, sm_node *m, const sm_node *n,
+                      const char *const *skip)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < n->n_attr && g->st == SMELT_OK; i++) {
+        const sm_attr *a = &n->attrs[i];
+        int skipped = 0;
+        for (int k = 0; skip && skip[k]; k++)
+            skipped |= strcmp(skip[k], a->name) == 0;
+        if (skipped)
+            continue;
+        switch (a->kind) {
+        case SM_ATTR_INT:
+            attr_ok(g, sm_node_set_int(m, a->name, a->v.i));
+            break;
+        case SM_ATTR_FLOAT:
+            attr_ok(g, sm_node_set_float(m, a->name, a->v.f));
+            break;
+        case SM_ATTR_STRING:
+            attr_ok(g, sm_node_set_string(m, a->name, a->v.s));
+            break;
+        case SM_ATTR_INTS:
+            attr_ok(g, sm_node_set_ints(m, a->name, a->v.ints, a->n));
+            break;
+        case SM_ATTR_FLOATS:
+            attr_ok(g, sm_node_set_floats(m, a->name, a->v.floats, a->n));
+            break;
+        case SM_ATTR_STRINGS:
+            attr_ok(g, sm_node_set_strings(m, a->name, a->v.strs, a->n));
+            break;
+        default:
+            sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
+                      "attribute '%s' of a tensor kind cannot be copied",
+                      a->name);
+        }
+    }
+}
+
+sm_value *sm_gn_like_out(sm_grad_ctx *g, sm_value *v)
+{
+    const sm_value *y = g->n->out[0];
+    if (!v || y->type.ndim < 1 || v->type.ndim != y->type.ndim)
+        return v;
+    int64_t dims[SMELT_MAX_DIMS];
+    int lost = 0;
+    dims[0] = 0;
+    for (int d = 1; d < y->type.ndim; d++) {
+        dims[d] = y->type.dims[d].size;
+        if (dims[d] < 0)
+            return v; /* the output's type does not know more */
+        lost |= v->type.dims[d].size < 0;
+    }
+    return lost ? sm_gn_reshape(g, v, dims, y->type.ndim) : v;
+}
+
+sm_value *sm_gn_sum_but_channels(sm_grad_ctx *g, sm_value *x)
+{
+    if (!x)
+        return NULL;
+    int64_t axes[SMELT_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < x->type.ndim; i++)
+        if (i != 1)
+            axes[k++] = i;
+    return sm_g_reduce_sum(g, x, axes, k, 0);
+}
+
+/* Sets the window attributes of a Conv or ConvTranspose node m. */
+static void set_window(sm_grad_ctx *g, sm_node *m, int nsp, int64_t group,
+                       const int64_t *s, const int64_t *dil,
+                       const int64_t *pads)
+{
+    if (!m)
+        return;
+    attr_ok(g, sm_node_set_int(m, "group", group));
+    attr_ok(g, sm_node_set_ints(m, "strides", s, nsp));
+    attr_ok(g, sm_node_set_ints(m, "dilations", dil, nsp));
+    attr_ok(g, sm_node_set_ints(m, "pads", pads, 2 * nsp));
+}
+
+/* The static spatial sizes of x and of kernel w (both must be known). */
+static int conv_sizes(sm_grad_ctx *g, const sm_value *x, const sm_value *w,
+                      int64_t *xs, int64_t *ks)
+{
+    if (!x || !w)
+        return 0;
+    if (!spatial(x, xs) || !spatial(w, ks) || w->type.ndim != x->type.ndim) {
+        sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
+                  "a backward convolution over '%s' needs its spatial "
+                  "sizes before running",
+                  x->name);
+        return 0;
+    }
+    return 1;
+}
+
+sm_value *sm_gn_conv_to(sm_grad_ctx *g, sm_value *x, sm_value *w, int64_t group,
+                        const int64_t *s, const int64_t *dil, const int64_t *p0,
+                        const int64_t *want)
+{
+    int64_t xs[SMELT_MAX_DIMS], ks[SMELT_MAX_DIMS], out[SMELT_MAX_DIMS];
+    int64_t pads[2 * SMELT_MAX_DIMS], ax[SMELT_MAX_DIMS], st[SMELT_MAX_DIMS],
+        en[SMELT_MAX_DIMS];
+    if (!conv_sizes(g, x, w, xs, ks))
+        return NULL;
+    int nsp = x->type.ndim - 2, ncut = 0, nout = 0;
+    for (int d = 0; d < nsp; d++) {
+        int64_t p = p0[d];
+        if (p < 0) { /* the window starts -p elements in: cut them off */
+            ax[ncut] = d + 2;
+            st[ncut] = -p;
+            en[ncut++] = xs[d];
+            xs[d] += p;
+            p = 0;
+        }
+        if (xs[d] < 1) {
+            sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
+                      "a backward convolution window starts past the end "
+                      "of '%s' (spatial dim %d)",
+                      x->name, d);
+            return NULL;
+        }
+        int64_t dk = (ks[d] - 1) * dil[d] + 1;
+        int64_t need = (want[d] - 1) * s[d] + dk - xs[d] - p;
+        pads[d] = p;
+        pads[d + nsp] = need > 0 ? need : 0;
+        out[d] = (xs[d] + p + pads[d + nsp] - dk) / s[d] + 1;
+    }
+    sm_value *in[2] = {sm_gn_slice(g, x, ax, st, en, ncut), w};
+    sm_node *m = sm_g_node(g, SM_OP_Conv, 2, in, 1);
+    set_window(g, m, nsp, group, s, dil, pads);
+    sm_value *y = sm_g_done(g, m);
+    for (int d = 0; d < nsp; d++)
+        if (out[d] > want[d]) { /* the end padding reached past want */
+            ax[nout] = d + 2;
+            st[nout] = 0;
+            en[nout++] = want[d];
+        }
+    return sm_gn_slice(g, y, ax, st, en, nout);
+}
+
+sm_value *sm_gn_convt_to(sm_grad_ctx *g, sm_value *x, sm_value *w,
+                         int64_t group, const int64_t *s, const int64_t *dil,
+                         const int64_t *p0, const int64_t *want)
+{
+    int64_t xs[SMELT_MAX_DIMS], ks[SMELT_MAX_DIMS], opad[SMELT_MAX_DIMS];
+    int64_t pads[2 * SMELT_MAX_DIMS];
+    if (!conv_sizes(g, x, w, xs, ks))
+        return NULL;
+    int nsp = x->type.ndim - 2, any_opad = 0;
+    for (int d = 0; d < nsp; d++) {
+        /* output size s*(in-1) + opad + dk - p0 - p1 must be want */
+        int64_t dk = (ks[d] - 1) * dil[d] + 1;
+        int64_t t = s[d] * (xs[d] - 1) + dk - p0[d] - want[d];
+        pads[d] = p0[d];
+        pads[d + nsp] = t > 0 ? t : 0;
+        opad[d] = t < 0 ? -t : 0;
+        any_opad |= opad[d] != 0;
+        if (p0[d] < 0 || (opad[d] >= s[d] && opad[d] >= dil[d])) {
+            sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
+                      "the backward ConvTranspose of spatial dim %d cannot "
+                      "reach size %lld (pad %lld, output_padding %lld)",
+                      d, (long long)want[d], (long long)p0[d],
+                      (long long)opad[d]);
+            return NULL;
+        }
+    }
+    sm_value *in[2] = {x, w};
+    sm_node *m = sm_g_node(g, SM_OP_ConvTranspose, 2, in, 1);
+    set_window(g, m, nsp, group, s, dil, pads);
+    if (m && any_opad)
+        attr_ok(g, sm_node_set_ints(m, "output_padding", opad, nsp));
+    return sm_g_done(g, m);
+}
+
+sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
+                            int64_t group, const int64_t *s, const int64_t *dil,
+                            const int64_t *p0, const int64_t *k)
+{
+    if (!x || !dy)
+        return NULL;
+    int r = x->type.ndim, nsp = r - 2;
+    int64_t c = r >= 3 ? x->type.dims[1].size : -1;
+    sm_value *in = NULL;
+    if (group == 1) {
+        in = sm_gn_swap01(g, x); /* [C, N, S...] */
+    } else {
+        /* [N, G*cg, S...] -> [cg, G*N, S...]: the groups, batch-major
+         * inside, become the channels of a grouped convolution */
+        if (c < 0 || r + 1 > SMELT_MAX_DIMS) {
+            sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
+                      "the channels of '%s' must be known (and its rank "
+                      "below %d) to differentiate a grouped kernel",
+                      x->name, SMELT_MAX_DIMS);
+            return NULL;
+        }
+        int64_t dims[SMELT_MAX_DIMS], perm[SMELT_MAX_DIMS];
+        dims[0] = 0;
+        dims[1] = group;
+        dims[2] = c / group;
+        for (int d = 0; d < nsp; d++)
+            dims[d + 3] = x->type.dims[d + 2].size;
+        sm_value *v = sm_gn_reshape(g, x, dims, r + 1);
+        perm[0] = 2;
+        perm[1] = 1;
+        perm[2] = 0;
+        for (int d = 3; d < r + 1; d++)
+            perm[d] = d;
+        v = sm_gn_transpose(g, v, perm);
+        dims[0] = c / group;
+        dims[1] = -1;
+        for (int d = 0; d < nsp; d++)
+            dims[d + 2] = x->type.dims[d + 2].size;
+        in = sm_gn_reshape(g, v, dims, r);
+    }
+    /* output position k reads x at k*dil - p0 + i*s: stride and
+     * dilation trade places */
+    sm_value *y =
+        sm_gn_conv_to(g, in, sm_gn_swap01(g, dy), group, dil, s, p0, k);
+    return sm_gn_swap01(g, y); /* [cg, M, k...] -> [M, cg, k...] */
+}
