@@ -1,14 +1,16 @@
 /*
  * rules_nn.h - what the gradient rules of the contractions, convolutions,
  * pooling and fused ops share (rules_contraction.c, rules_conv.c,
- * rules_pool.c): the window of a node resolved for its static shapes, a
- * few attribute-carrying builders, and the gradient cores of Conv and
- * Gemm.
+ * rules_pool.c, rules_fused.c): the window of a node resolved for its
+ * static shapes, a few attribute-carrying builders, and the gradient
+ * cores that the fused ops reuse with the activation's gradient in
+ * place of the output's.
  */
 #ifndef SM_AUTOGRAD_RULES_NN_H
 #define SM_AUTOGRAD_RULES_NN_H
 
 #include "autograd/grad.h"
+#include "core/act.h"
 #include "kernels/ref/window.h"
 
 /* ---- builders (nn_build.c) -------------------------------------------- */
@@ -80,5 +82,23 @@ smelt_status sm_gn_conv_grads(sm_grad_ctx *g, sm_value *dy);
 /* Gemm's (and FusedGemm's transposed form) dA, dB, dC for the gradient
  * dy of alpha * op(A) op(B) + beta * C. */
 smelt_status sm_gn_gemm_grads(sm_grad_ctx *g, sm_value *dy);
+
+/* ---- activations (rules_act.c) --------------------------------------------
+ */
+
+/* The gradient of the fused epilogue's activation: dz = act'(z) * dy,
+ * from the node's output y and, where needed, its pre-activation value
+ * (rebuilt by sm_gn_preact). act.def's grad column names one per row. */
+typedef sm_value *(*sm_act_grad_fn)(sm_grad_ctx *g, const sm_act *a,
+                                    sm_value *y, sm_value *dy);
+#define ACT(ID, name, op, match, params, cheap, scalar, vector, grad, ex)      \
+    sm_value *grad(sm_grad_ctx *g, const sm_act *a, sm_value *y, sm_value *dy);
+#include "core/act.def"
+#undef ACT
+/* dz for the fused node g->n, whose activation is a. */
+sm_value *sm_gn_act_grad(sm_grad_ctx *g, const sm_act *a, sm_value *dy);
+/* g->n (FusedConv or FusedGemm) again with activation none: the value
+ * the activation was applied to. */
+sm_value *sm_gn_preact(sm_grad_ctx *g);
 
 #endif

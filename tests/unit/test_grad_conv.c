@@ -1,13 +1,14 @@
 /*
- * test_grad_conv.c - gradient rules of the contractions, convolutions and
- * pooling ops (Gemm, Conv, ConvTranspose, MaxPool, AveragePool, LpPool,
- * their global forms) against float64 central differences: odd sizes,
- * every attribute that changes the math (strides, pads, auto_pad,
- * dilations, groups incl. depthwise, ceil_mode, count_include_pad,
- * storage_order, output_padding / output_shape, alpha / beta / transA /
- * transB, C's broadcasts), each input that can need a gradient; the
- * errors of what is not supported; and a small CNN's joint graph
- * compiled to plans, whose outputs match the reference interpreter's.
+ * test_grad_conv.c - gradient rules of the contractions, convolutions,
+ * pooling and fused ops (Gemm, Conv, ConvTranspose, MaxPool, AveragePool,
+ * LpPool, their global forms, FusedConv, FusedGemm) against float64
+ * central differences: odd sizes, every attribute that changes the math
+ * (strides, pads, auto_pad, dilations, groups incl. depthwise, ceil_mode,
+ * count_include_pad, storage_order, output_padding / output_shape,
+ * alpha / beta / transA / transB, C's broadcasts, each activation), each
+ * input that can need a gradient; the errors of what is not supported;
+ * and a small CNN's joint graph compiled to plans, whose outputs match
+ * the reference interpreter's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +320,133 @@ static void test_global_pool(void **state)
     check("x:1,2,3,4,5", "  %y = GlobalAveragePool(%x)");
 }
 
+/* ---- fused ------------------------------------------------------------------
+ */
+
+static void test_fused_conv(void **state)
+{
+    (void)state;
+    static const char *const acts[] = {
+        "",
+        "activation = \"relu\", ",
+        "activation = \"relu6\", ",
+        "activation = \"clip\", activation_alpha = -0.5, "
+        "activation_beta = 0.75, ",
+        "activation = \"sigmoid\", ",
+        "activation = \"silu\", ",
+        "activation = \"gelu\", ",
+        "activation = \"gelu_tanh\", ",
+        "activation = \"leakyrelu\", activation_alpha = 0.2, ",
+        "activation = \"leakyrelu\", activation_alpha = -0.3, ",
+        "activation = \"tanh\", ",
+    };
+    char body[512];
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+        /* x scaled by 4 so relu6 is seen past 6 too */
+        snprintf(body, sizeof body,
+                 "  %%x3 = Mul(%%x, %%k)\n"
+                 "  %%y = FusedConv(%%x3, %%w, %%b, %%r) {%sgroup = 2, "
+                 "pads = [1, 0, 1, 1], strides = [2, 1]}",
+                 acts[i]);
+        check("x:1,4,5,7 w:4,2,3,2 b:4 r:1,4,3,7 k=4.0", body);
+    }
+    /* no bias, a residual broadcast over channels */
+    check("x:1,2,5,5 w:3,2,3,3 r:1,1,3,3",
+          "  %y = FusedConv(%x, %w, _, %r) {activation = \"tanh\"}");
+}
+
+static void test_fused_gemm(void **state)
+{
+    (void)state;
+    check("a:3,4 b:5,4 c:5 r:3,5",
+          "  %y = FusedGemm(%a, %b, %c, %r) {transB = 1, alpha = 0.5, "
+          "beta = 2.0, activation = \"gelu\"}");
+    check("a:4,3 b:4,5 c:3,1",
+          "  %y = FusedGemm(%a, %b, %c) {transA = 1, activation = \"relu\"}");
+    /* no transposition: MatMul semantics, batched and broadcast */
+    check("a:2,3,4 b:4,5 c:5 r:3,1",
+          "  %y = FusedGemm(%a, %b, %c, %r) {alpha = -0.7, beta = 0.3, "
+          "activation = \"leakyrelu\", activation_alpha = 0.1}");
+    check("a:3,4 b:4,2", "  %y = FusedGemm(%a, %b) {activation = \"sigmoid\"}");
+}
+
+/* x's gradient through graph text, optimized at -O`level` first; the
+ * optimized graph's text into *printed (free it) when asked. */
+static smelt_tensor_t *input_grad(const char *text, int level, char **printed)
+{
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_opt_options oo;
+    smelt_opt_options_default(&oo);
+    oo.level = level;
+    if (smelt_graph_optimize(ctx, g, &oo, NULL) != SMELT_OK)
+        fail_msg("optimize: %s", smelt_ctx_error(ctx));
+    if (printed)
+        assert_int_equal(smelt_graph_print(ctx, g, printed), SMELT_OK);
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    const char *wrt[1] = {"x"};
+    o.wrt = wrt;
+    o.n_wrt = 1;
+    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
+        fail_msg("grad -O%d: %s", level, smelt_ctx_error(ctx));
+    int64_t dims[4] = {2, 3, 5, 7};
+    smelt_tensor_t *x = NULL, *out[3] = {0};
+    assert_int_equal(smelt_tensor_init(ctx, SMELT_DTYPE_F64, 4, dims, &x),
+                     SMELT_OK);
+    for (int64_t i = 0; i < smelt_tensor_numel(x); i++)
+        ((double *)smelt_tensor_data(x))[i] =
+            (double)((i * 53) % 97) / 48.0 - 1.0;
+    assert_int_equal(smelt_graph_num_outputs(j), 3);
+    if (smelt_graph_run_reference(ctx, j, &x, 1, out, 3) != SMELT_OK)
+        fail_msg("run -O%d: %s", level, smelt_ctx_error(ctx));
+    smelt_tensor_t *d = out[smelt_graph_grad_output(j, 0)];
+    for (int i = 0; i < 3; i++)
+        if (out[i] != d)
+            smelt_tensor_free(out[i]);
+    smelt_tensor_free(x);
+    smelt_graph_free(j);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+    return d;
+}
+
+/* Differentiating after fusion gives what differentiating before does:
+ * -O2 turns conv + bias + relu and gemm + tanh into FusedConv and
+ * FusedGemm, whose rules split them back. */
+static void test_grad_after_fusion(void **state)
+{
+    (void)state;
+    static char text[TEXT_MAX];
+    size_t n =
+        (size_t)snprintf(text, TEXT_MAX, "graph f(%%x: f64[2,3,5,7]) {\n");
+    emit_consts(text, &n, "w:4,3,3,3 b:4 w2:6,4 c2:6", "f64");
+    snprintf(text + n, TEXT_MAX - n,
+             "  %%c = Conv(%%x, %%w, %%b) {pads = [1, 1, 1, 1], "
+             "strides = [2, 1]}\n"
+             "  %%r = Relu(%%c)\n"
+             "  %%f = ReduceSum(%%r) {axes = [2, 3], keepdims = 0}\n"
+             "  %%m = Gemm(%%f, %%w2, %%c2) {transB = 1, alpha = 0.5}\n"
+             "  %%y = Tanh(%%m)\n"
+             "  return %%y\n}\n");
+    char *fused = NULL;
+    smelt_tensor_t *a = input_grad(text, 0, NULL);
+    smelt_tensor_t *b = input_grad(text, 2, &fused);
+    if (!strstr(fused, "FusedConv(") || !strstr(fused, "FusedGemm("))
+        fail_msg("-O2 did not fuse:\n%s", fused);
+    smelt_string_free(fused);
+    assert_int_equal(smelt_tensor_numel(a), smelt_tensor_numel(b));
+    double big = 0;
+    for (int64_t i = 0; i < smelt_tensor_numel(a); i++)
+        big = fmax(big, fabs(smelt_tensor_get_f64(a, i)));
+    assert_true(big > 0);
+    for (int64_t i = 0; i < smelt_tensor_numel(a); i++)
+        assert_true(fabs(smelt_tensor_get_f64(a, i) -
+                         smelt_tensor_get_f64(b, i)) <= 1e-12 * big);
+    smelt_tensor_free(a);
+    smelt_tensor_free(b);
+}
+
 /* ---- what is not supported ------------------------------------------------
  */
 
@@ -555,6 +683,9 @@ int main(void)
         cmocka_unit_test(test_averagepool),
         cmocka_unit_test(test_lppool),
         cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_fused_conv),
+        cmocka_unit_test(test_fused_gemm),
+        cmocka_unit_test(test_grad_after_fusion),
         cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_symbolic_batch),
         cmocka_unit_test(test_cnn_grad),
