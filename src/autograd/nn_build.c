@@ -287,6 +287,92 @@ sm_value *sm_gn_convt_to(sm_grad_ctx *g, sm_value *x, sm_value *w,
     return sm_g_done(g, m);
 }
 
+/* Conv's kernel w [M, cg, k...] (group g) as the kernel of the Conv
+ * that computes the input gradient: [g*cg, M/g, k...], each group's
+ * in/out channels swapped and the taps reversed. */
+static sm_value *adjoint_kernel(sm_grad_ctx *g, sm_value *w, int64_t group)
+{
+    int r = w->type.ndim, nsp = r - 2;
+    int64_t m = w->type.dims[0].size, cg = w->type.dims[1].size;
+    int64_t dims[SMELT_MAX_DIMS], perm[SMELT_MAX_DIMS];
+    sm_value *t;
+    if (group == 1) {
+        t = sm_gn_swap01(g, w);
+    } else {
+        dims[0] = group;
+        dims[1] = m / group;
+        dims[2] = cg;
+        for (int d = 0; d < nsp; d++)
+            dims[d + 3] = w->type.dims[d + 2].size;
+        for (int d = 0; d <= r; d++)
+            perm[d] = d;
+        perm[1] = 2;
+        perm[2] = 1;
+        t = sm_gn_transpose(g, sm_gn_reshape(g, w, dims, r + 1), perm);
+        dims[0] = group * cg;
+        dims[1] = m / group;
+        for (int d = 0; d < nsp; d++)
+            dims[d + 2] = w->type.dims[d + 2].size;
+        t = sm_gn_reshape(g, t, dims, r);
+    }
+    int64_t axes[SMELT_MAX_DIMS], st[SMELT_MAX_DIMS], en[SMELT_MAX_DIMS],
+        step[SMELT_MAX_DIMS];
+    for (int d = 0; d < nsp; d++) {
+        axes[d] = d + 2;
+        st[d] = -1;
+        en[d] = INT64_MIN;
+        step[d] = -1;
+    }
+    sm_value *in[5] = {t, sm_g_ints(g, st, nsp), sm_g_ints(g, en, nsp),
+                       sm_g_ints(g, axes, nsp), sm_g_ints(g, step, nsp)};
+    return sm_g_done(g, sm_g_node(g, SM_OP_Slice, 5, in, 1));
+}
+
+/* dy [N, M, O...] with s - 1 zeros after each element along every
+ * spatial dim: [N, M, O*s...], dy[i] at i*s (Reshape to [N, M, O1, 1,
+ * O2, 1, ...], Pad the unit axes at their end, Reshape back). */
+static sm_value *spread_out(sm_grad_ctx *g, sm_value *dy, const int64_t *s)
+{
+    int nsp = dy->type.ndim - 2, r = 2 + 2 * nsp;
+    int64_t dims[SMELT_MAX_DIMS], pads[2 * SMELT_MAX_DIMS] = {0};
+    dims[0] = dims[1] = 0;
+    for (int d = 0; d < nsp; d++) {
+        dims[2 + 2 * d] = dy->type.dims[d + 2].size;
+        dims[3 + 2 * d] = 1;
+        pads[r + 3 + 2 * d] = s[d] - 1;
+    }
+    sm_value *v = sm_g_op2(g, SM_OP_Pad, sm_gn_reshape(g, dy, dims, r),
+                           sm_g_ints(g, pads, 2 * r));
+    for (int d = 0; d < nsp; d++)
+        dims[d + 2] = dy->type.dims[d + 2].size * s[d];
+    return sm_gn_reshape(g, v, dims, nsp + 2);
+}
+
+sm_value *sm_gn_conv_dx(sm_grad_ctx *g, sm_value *dy, sm_value *w,
+                        int64_t group, const int64_t *s, const int64_t *dil,
+                        const int64_t *p0, const int64_t *want)
+{
+    int64_t xs[SMELT_MAX_DIMS], ks[SMELT_MAX_DIMS], one[SMELT_MAX_DIMS],
+        q0[SMELT_MAX_DIMS];
+    if (!conv_sizes(g, dy, w, xs, ks))
+        return NULL;
+    int nsp = dy->type.ndim - 2, unit = 1;
+    for (int d = 0; d < nsp; d++) {
+        unit &= s[d] == 1;
+        one[d] = 1;
+        /* tap k reads z[q + p0 - k*dil]: reversed, q - q0 + k'*dil */
+        q0[d] = (ks[d] - 1) * dil[d] - p0[d];
+    }
+    if (w->type.dims[0].size < 0 || w->type.dims[1].size < 0 ||
+        dy->type.ndim + (unit ? 1 : nsp) > SMELT_MAX_DIMS)
+        return sm_gn_convt_to(g, dy, w, group, s, dil, p0, want);
+    /* strided: dY spread out to z[i*s] = dY[i] (s^nsp times the
+     * multiplies of a ConvTranspose, on the optimized Conv kernels) */
+    sm_value *z = unit ? dy : spread_out(g, dy, s);
+    return sm_gn_conv_to(g, z, adjoint_kernel(g, w, group), group, one, dil, q0,
+                         want);
+}
+
 sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
                             int64_t group, const int64_t *s, const int64_t *dil,
                             const int64_t *p0, const int64_t *k)

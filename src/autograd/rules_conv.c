@@ -23,8 +23,8 @@ smelt_status sm_gn_conv_grads(sm_grad_ctx *g, sm_value *dy)
     /* dX[i*s - p0 + k*dil] += dY[i] W[k]: ConvTranspose landing on X */
     if (g->need[0])
         sm_g_set(g, 0,
-                 sm_gn_convt_to(g, dy, n->in[1], group, w.stride, w.dil, w.pad0,
-                                w.in));
+                 sm_gn_conv_dx(g, dy, n->in[1], group, w.stride, w.dil, w.pad0,
+                               w.in));
     /* dW[k] = sum over n, i of X[i*s - p0 + k*dil] dY[i] */
     if (g->need[1])
         sm_g_set(g, 1,

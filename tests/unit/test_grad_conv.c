@@ -153,6 +153,11 @@ static void test_conv_groups(void **state)
     check("x:1,3,5,7 w:6,1,3,2 b:6",
           "  %y = Conv(%x, %w, %b) {group = 3, dilations = [1, 2], "
           "pads = [1, 1, 1, 1]}");
+    /* two groups, unit strides (dX by a Conv with the kernel reversed),
+     * pads as large as the kernel */
+    check("x:1,4,5,7 w:6,2,2,3 b:6",
+          "  %y = Conv(%x, %w, %b) {group = 2, pads = [2, 0, 0, 3], "
+          "dilations = [1, 2]}");
     /* depthwise, multiplier 1, stride 2 */
     check("x:2,3,5,5 w:3,1,3,3",
           "  %y = Conv(%x, %w) {group = 3, strides = [2, 2], "
