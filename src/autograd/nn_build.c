@@ -1,9 +1,10 @@
 /*
  * nn_build.c - builders the convolution, pooling and fused-op gradient
  * rules share (rules_nn.h): window geometry for static shapes, nodes
- * with attributes, and the three convolutions every backward pass of a
- * sliding-window op is made of (a Conv that lands on a given output
- * size, a ConvTranspose that does, and the kernel gradient).
+ * with attributes, and the convolutions every backward pass of a
+ * sliding-window op is made of: a Conv that lands on a given output
+ * size, a Conv's input gradient (a Conv over dY spread out, or a
+ * ConvTranspose that lands on the size), and a Conv's kernel gradient.
  */
 #include <string.h>
 

@@ -6,9 +6,10 @@
  *   Indices output names (the first maximum of the window, as PyTorch
  *   does): ScatterElements with reduction "add" into zeros of X's size.
  * - AveragePool and LpPool spread each output's (scaled) gradient over
- *   its window: a ConvTranspose by a kernel of ones over the planes
- *   (batch and channels folded into one axis), landing on X's size, so
- *   taps in the padding or past it (ceil_mode) drop out by themselves.
+ *   its window: the input gradient of a convolution by a kernel of ones
+ *   over the planes (batch and channels folded into one axis), landing
+ *   on X's size, so taps in the padding or past it (ceil_mode) drop out
+ *   by themselves.
  * - The global forms broadcast dY back over the spatial dims.
  */
 #include "autograd/rules_nn.h"
@@ -62,7 +63,7 @@ static sm_value *spread(sm_grad_ctx *g, const sm_window *w, sm_value *dy,
     }
     sm_value *k = sm_gn_const(g, x->type.dtype, nsp + 2, one, ones);
     sm_free(ones);
-    sm_value *r = sm_gn_convt_to(g, planes, k, 1, s, w->dil, w->pad0, w->in);
+    sm_value *r = sm_gn_conv_dx(g, planes, k, 1, s, w->dil, w->pad0, w->in);
     return sm_g_reshape_like(g, r, x);
 }
 

@@ -177,7 +177,7 @@ static void test_conv_auto_pad(void **state)
           "  %y = Conv(%x, %w) {auto_pad = \"VALID\", strides = [1, 2]}");
 }
 
-static void test_conv_1d_3d(void **state)
+static void test_conv_1d_3d_4d(void **state)
 {
     (void)state;
     check("x:2,3,7 w:2,3,3 b:2",
@@ -186,6 +186,11 @@ static void test_conv_1d_3d(void **state)
     check("x:1,2,4,5,3 w:4,1,2,3,2 b:4",
           "  %y = Conv(%x, %w, %b) {group = 2, strides = [1, 2, 1], "
           "pads = [1, 0, 1, 0, 1, 0]}");
+    /* 4-D and strided: dY spread out would pass the rank limit, so dX
+     * is a ConvTranspose */
+    check("x:1,2,3,4,3,3 w:2,2,2,2,1,2 b:2",
+          "  %y = Conv(%x, %w, %b) {strides = [2, 1, 1, 2], "
+          "pads = [0, 1, 0, 0, 1, 0, 0, 1]}");
 }
 
 /* ---- ConvTranspose ------------------------------------------------------ */
@@ -681,7 +686,7 @@ int main(void)
         cmocka_unit_test(test_conv_2d),
         cmocka_unit_test(test_conv_groups),
         cmocka_unit_test(test_conv_auto_pad),
-        cmocka_unit_test(test_conv_1d_3d),
+        cmocka_unit_test(test_conv_1d_3d_4d),
         cmocka_unit_test(test_conv_transpose),
         cmocka_unit_test(test_maxpool),
         cmocka_unit_test(test_maxpool_empty_window),
