@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "autograd/rules_nn.h"
+#include "core/alloc.h"
 #include "core/dtype.h"
 
 /* Records st (a failure the context already describes) as g's first. */
@@ -374,12 +375,14 @@ sm_value *sm_gn_conv_dx(sm_grad_ctx *g, sm_value *dy, sm_value *w,
                          want);
 }
 
-sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
-                            int64_t group, const int64_t *s, const int64_t *dil,
-                            const int64_t *p0, const int64_t *k)
+/* The kernel gradient as one Conv of x by dy, the batch contracted as
+ * the channel: dy's spatial extent is that Conv's kernel, the taps its
+ * outputs (any kernel size). */
+static sm_value *kernel_grad_conv(sm_grad_ctx *g, sm_value *x, sm_value *dy,
+                                  int64_t group, const int64_t *s,
+                                  const int64_t *dil, const int64_t *p0,
+                                  const int64_t *k)
 {
-    if (!x || !dy)
-        return NULL;
     int r = x->type.ndim, nsp = r - 2;
     int64_t c = r >= 3 ? x->type.dims[1].size : -1;
     sm_value *in = NULL;
@@ -419,4 +422,81 @@ sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
     sm_value *y =
         sm_gn_conv_to(g, in, sm_gn_swap01(g, dy), group, dil, s, p0, k);
     return sm_gn_swap01(g, y); /* [cg, M, k...] -> [M, cg, k...] */
+}
+
+/* Kernels of up to this many taps take the columns form (its one-hot
+ * kernel has taps^2 values). */
+#define COLS_MAX_TAPS 128
+
+/*
+ * The kernel gradient through the columns of x: a Conv of every plane
+ * of x by a one-hot kernel (output channel k is tap k: the window's
+ * strides, dilations and pads do the gathering, cols[n*C + c, k, o] =
+ * x[n, c, o*s - p0 + k*dil]), then per group one batched MatMul
+ * contracting the output positions with dY's, summed over the batch:
+ * GEMMs as wide as the kernel's channels times taps, where the
+ * convolution form's are as wide as the taps alone.
+ */
+static sm_value *kernel_grad_cols(sm_grad_ctx *g, sm_value *x, sm_value *dy,
+                                  int64_t group, const int64_t *s,
+                                  const int64_t *dil, const int64_t *p0,
+                                  const int64_t *k, int64_t taps)
+{
+    int r = x->type.ndim, nsp = r - 2;
+    int64_t c = x->type.dims[1].size, m = dy->type.dims[1].size;
+    int64_t cg = c / group, mg = m / group, osz = 1;
+    int64_t dims[SMELT_MAX_DIMS], want[SMELT_MAX_DIMS];
+    dims[0] = -1;
+    dims[1] = 1;
+    for (int d = 0; d < nsp; d++) {
+        dims[d + 2] = x->type.dims[d + 2].size;
+        want[d] = dy->type.dims[d + 2].size;
+        osz *= want[d];
+    }
+    sm_value *planes = sm_gn_reshape(g, x, dims, r); /* [N*C, 1, S...] */
+    double *hot = sm_calloc((size_t)(taps * taps), sizeof *hot);
+    if (!hot) {
+        sm_g_fail(g, SMELT_ERR_NOMEM, "no memory for a %lld-tap kernel",
+                  (long long)taps);
+        return NULL;
+    }
+    for (int64_t t = 0; t < taps; t++)
+        hot[t * taps + t] = 1;
+    dims[0] = taps;
+    for (int d = 0; d < nsp; d++)
+        dims[d + 2] = k[d];
+    sm_value *eye = sm_gn_const(g, x->type.dtype, r, dims, hot);
+    sm_free(hot);
+    sm_value *cols = sm_gn_conv_to(g, planes, eye, 1, s, dil, p0, want);
+    int64_t cd[4] = {-1, group, cg * taps, osz}, yd[4] = {0, group, mg, osz};
+    int64_t swap_last[4] = {0, 1, 3, 2}, axis0 = 0;
+    sm_value *dyt = sm_gn_transpose(g, sm_gn_reshape(g, dy, yd, 4), swap_last);
+    sm_value *prod = sm_g_op2(g, SM_OP_MatMul, sm_gn_reshape(g, cols, cd, 4),
+                              dyt); /* [N, G, cg*taps, mg] */
+    sm_value *sum = sm_g_reduce_sum(g, prod, &axis0, 1, 0);
+    int64_t perm[3] = {0, 2, 1};
+    sm_value *t = sm_gn_transpose(g, sum, perm); /* [G, mg, cg*taps] */
+    dims[0] = m;
+    dims[1] = cg;
+    for (int d = 0; d < nsp; d++)
+        dims[d + 2] = k[d];
+    return sm_gn_reshape(g, t, dims, r);
+}
+
+sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
+                            int64_t group, const int64_t *s, const int64_t *dil,
+                            const int64_t *p0, const int64_t *k)
+{
+    if (!x || !dy)
+        return NULL;
+    int64_t taps = 1;
+    for (int d = 0; d + 2 < x->type.ndim; d++)
+        taps *= k[d];
+    int known = x->type.ndim >= 3 && dy->type.ndim == x->type.ndim &&
+                x->type.dims[1].size > 0 && dy->type.dims[1].size > 0;
+    for (int d = 2; known && d < x->type.ndim; d++)
+        known = x->type.dims[d].size >= 0 && dy->type.dims[d].size >= 0;
+    if (known && taps <= COLS_MAX_TAPS)
+        return kernel_grad_cols(g, x, dy, group, s, dil, p0, k, taps);
+    return kernel_grad_conv(g, x, dy, group, s, dil, p0, k);
 }

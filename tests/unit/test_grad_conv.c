@@ -186,6 +186,9 @@ static void test_conv_1d_3d_4d(void **state)
     check("x:1,2,4,5,3 w:4,1,2,3,2 b:4",
           "  %y = Conv(%x, %w, %b) {group = 2, strides = [1, 2, 1], "
           "pads = [1, 0, 1, 0, 1, 0]}");
+    /* a kernel of more taps than the columns form takes: the kernel
+     * gradient is one Conv with dY as its kernel */
+    check("x:1,2,137 w:3,2,131 b:3", "  %y = Conv(%x, %w, %b) {strides = [2]}");
     /* 4-D and strided: dY spread out would pass the rank limit, so dX
      * is a ConvTranspose */
     check("x:1,2,3,4,3,3 w:2,2,2,2,1,2 b:2",
