@@ -287,6 +287,43 @@ static void test_maxpool_empty_window(void **state)
     smelt_ctx_free(ctx);
 }
 
+/* Ties: the gradient of a max goes to the first maximum of its window
+ * in row-major order, as PyTorch does (central differences cannot see
+ * this: a tie has no derivative). */
+static void test_max_ties(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {
+        "  %y = MaxPool(%x) {kernel_shape = [2, 3]}",
+        "  %y = GlobalMaxPool(%x)",
+        "  %y, %i = MaxPool(%x) {kernel_shape = [2, 3], storage_order = 1}",
+    };
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "graph t() {\n"
+                 "  %%x: f64[1,1,2,3] = const [1.0, 5.0, 2.0, 5.0, 0.5, 5.0]\n"
+                 "%s\n  return %%y\n}\n",
+                 ops[k]);
+        smelt_graph_t *g = parse(text), *j = NULL;
+        smelt_ctx_t *ctx = smelt_ctx_init();
+        assert_int_equal(smelt_graph_grad(ctx, g, NULL, &j), SMELT_OK);
+        int n_out = smelt_graph_num_outputs(j);
+        smelt_tensor_t *out[4] = {0};
+        assert_true(n_out <= 4);
+        assert_int_equal(smelt_graph_run_reference(ctx, j, NULL, 0, out, n_out),
+                         SMELT_OK);
+        smelt_tensor_t *dx = out[smelt_graph_grad_output(j, 0)];
+        for (int64_t i = 0; i < 6; i++)
+            assert_true(smelt_tensor_get_f64(dx, i) == (i == 1 ? 1.0 : 0.0));
+        for (int i = 0; i < n_out; i++)
+            smelt_tensor_free(out[i]);
+        smelt_graph_free(j);
+        smelt_graph_free(g);
+        smelt_ctx_free(ctx);
+    }
+}
+
 static void test_averagepool(void **state)
 {
     (void)state;
@@ -693,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_conv_transpose),
         cmocka_unit_test(test_maxpool),
         cmocka_unit_test(test_maxpool_empty_window),
+        cmocka_unit_test(test_max_ties),
         cmocka_unit_test(test_averagepool),
         cmocka_unit_test(test_lppool),
         cmocka_unit_test(test_global_pool),
