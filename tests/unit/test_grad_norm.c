@@ -599,20 +599,100 @@ static smelt_tensor_t *tensor_of(const sm_value *c, smelt_dtype dt)
     return t;
 }
 
-/* A classifier head (LayerNorm, Einsum, SoftmaxCrossEntropyLoss with
- * ignore_index, plus a Softmax term), differentiated with the weights
- * lifted to inputs, compiled into a plan at levels 0 and 3 (fusion runs
- * over the backward graph too) in f32 and f64: the plan's outputs (loss
- * and every gradient) match the reference interpreter's. */
+/* Differentiates `text` (its initializers lifted to inputs, fed from the
+ * f64 constants of the same names in `vals`), compiles the joint graph
+ * at -O0 and -O3 and checks that the plan's outputs match the reference
+ * interpreter's within tol. */
+static void plan_check(const char *text, const char *vals, smelt_dtype dt,
+                       double tol)
+{
+    smelt_graph_t *g = parse(text), *vg = parse(vals), *j = NULL;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    o.params_as_inputs = 1;
+    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
+        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    int n_in = smelt_graph_num_inputs(j), n_out = smelt_graph_num_outputs(j);
+    assert_true(n_in <= 16 && n_out <= 16);
+    smelt_tensor_t *in[16], *want[16] = {0}, *got[16] = {0};
+    for (int i = 0; i < n_in; i++) {
+        sm_value *v = sm_graph_find_value(vg, smelt_graph_input_name(j, i));
+        assert_non_null(v);
+        in[i] = tensor_of(v, dt);
+    }
+    if (smelt_graph_run_reference(ctx, j, in, n_in, want, n_out) != SMELT_OK)
+        fail_msg("reference: %s", smelt_ctx_error(ctx));
+    for (int level = 0; level <= 3; level += 3) {
+        smelt_plan_options po;
+        smelt_plan_options_default(&po);
+        po.level = level;
+        smelt_plan_t *p = NULL;
+        if (smelt_plan_compile(ctx, j, &po, &p) != SMELT_OK)
+            fail_msg("compile -O%d: %s", level, smelt_ctx_error(ctx));
+        if (smelt_plan_run(ctx, p, in, n_in, got, n_out) != SMELT_OK)
+            fail_msg("plan run -O%d: %s", level, smelt_ctx_error(ctx));
+        for (int k = 0; k < n_out; k++) {
+            assert_int_equal(smelt_tensor_numel(got[k]),
+                             smelt_tensor_numel(want[k]));
+            for (int64_t i = 0; i < smelt_tensor_numel(want[k]); i++) {
+                double a = smelt_tensor_get_f64(got[k], i);
+                double e = smelt_tensor_get_f64(want[k], i);
+                if (!(fabs(a - e) <= tol * (1 + fabs(e))))
+                    fail_msg("%s -O%d output %s[%lld]: plan %.9g, "
+                             "reference %.9g",
+                             smelt_dtype_name(dt), level,
+                             smelt_graph_output_name(j, k), (long long)i, a, e);
+            }
+            smelt_tensor_free(got[k]);
+            got[k] = NULL;
+        }
+        smelt_plan_free(p);
+    }
+    /* the gradients are not all zero (the check compares something) */
+    double mag = 0;
+    for (int k = 0; k < smelt_graph_num_grads(j); k++) {
+        const smelt_tensor_t *d = want[smelt_graph_grad_output(j, k)];
+        for (int64_t i = 0; i < smelt_tensor_numel(d); i++)
+            mag += fabs(smelt_tensor_get_f64(d, i));
+    }
+    assert_true(mag > 0.1);
+    for (int i = 0; i < n_in; i++)
+        smelt_tensor_free(in[i]);
+    for (int k = 0; k < n_out; k++)
+        smelt_tensor_free(want[k]);
+    smelt_graph_free(j);
+    smelt_graph_free(g);
+    smelt_graph_free(vg);
+    smelt_ctx_free(ctx);
+}
+
+/* Two heads, compiled into plans in f32 and f64: a classifier
+ * (LayerNorm, Einsum, SoftmaxCrossEntropyLoss with ignore_index, plus a
+ * Softmax term) and a normalization stack (BatchNorm in training mode,
+ * InstanceNorm, LRN, MVN, LpNorm, LogSoftmax, NLL with weights). Fusion
+ * runs over the backward graphs at -O3. */
 static void test_plan_matches_reference(void **state)
 {
     (void)state;
+    static const char *stack_nodes =
+        "  %y = BatchNormalization(%x, %s, %b, %b, %v) {training_mode = 1}\n"
+        "  %i = InstanceNormalization(%y, %v, %b)\n"
+        "  %lr = LRN(%i) {size = 3, alpha = 0.5}\n"
+        "  %mv = MeanVarianceNormalization(%lr) {axes = [0, 2]}\n"
+        "  %lp = LpNormalization(%mv) {axis = 1}\n"
+        "  %ls = LogSoftmax(%lp) {axis = 1}\n"
+        "  %l = NegativeLogLikelihoodLoss(%ls, %t, %cw) {reduction = \"sum\"}\n"
+        "  return %l\n}\n";
     char *x = lv(28, 100), *s = lit(7, 101, 0.5, 1.0), *b = lv(7, 102);
     char *w = lv(35, 103), *c = lv(5, 104), *r = lv(20, 105);
+    char *x2 = lv(36, 106), *s2 = lit(3, 107, 0.5, 1.0), *b2 = lv(3, 108);
+    char *v2 = lit(3, 109, 0.3, 1.0), *cw = lit(3, 120, 0.5, 1.0);
     const char *dts[2] = {"f32", "f64"};
     for (int k = 0; k < 2; k++) {
         const char *T = dts[k];
         smelt_dtype dt = k ? SMELT_DTYPE_F64 : SMELT_DTYPE_F32;
+        double tol = k ? 1e-10 : 2e-5;
         char *text = fmt(
             "graph head(%%x: %s[4,7]) {\n"
             "  %%s: %s[7] = const %s\n  %%b: %s[7] = const %s\n"
@@ -626,83 +706,163 @@ static void test_plan_matches_reference(void **state)
             "  %%q = ReduceSum(%%pr) {keepdims = 0}\n"
             "  %%z = Add(%%l, %%q)\n  return %%z\n}\n",
             T, T, s, T, b, T, w, T, c, T, r);
-        /* the values as f64 constants, to feed the lifted inputs */
-        char *ref = fmt("graph v() {\n  %%x: f64[4,7] = const %s\n"
-                        "  %%s: f64[7] = const %s\n  %%b: f64[7] = const %s\n"
-                        "  %%w: f64[7,5] = const %s\n  %%c: f64[5] = const %s\n"
-                        "  %%r: f64[4,5] = const %s\n  return %%x\n}\n",
-                        x, s, b, w, c, r);
-        smelt_graph_t *g = parse(text), *vals = parse(ref), *j = NULL;
-        smelt_ctx_t *ctx = smelt_ctx_init();
-        smelt_grad_options o;
-        smelt_grad_options_default(&o);
-        o.params_as_inputs = 1;
-        if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
-            fail_msg("grad: %s", smelt_ctx_error(ctx));
-        int n_in = smelt_graph_num_inputs(j),
-            n_out = smelt_graph_num_outputs(j);
-        assert_int_equal(n_in, 6);
-        assert_int_equal(smelt_graph_num_grads(j), 5);
-        smelt_tensor_t *in[6], *want[8] = {0}, *got[8] = {0};
-        for (int i = 0; i < n_in; i++) {
-            sm_value *v =
-                sm_graph_find_value(vals, smelt_graph_input_name(j, i));
-            assert_non_null(v);
-            in[i] = tensor_of(v, dt);
-        }
-        if (smelt_graph_run_reference(ctx, j, in, n_in, want, n_out) !=
-            SMELT_OK)
-            fail_msg("reference: %s", smelt_ctx_error(ctx));
-        for (int level = 0; level <= 3; level += 3) {
-            smelt_plan_options po;
-            smelt_plan_options_default(&po);
-            po.level = level;
-            smelt_plan_t *p = NULL;
-            if (smelt_plan_compile(ctx, j, &po, &p) != SMELT_OK)
-                fail_msg("compile -O%d: %s", level, smelt_ctx_error(ctx));
-            if (smelt_plan_run(ctx, p, in, n_in, got, n_out) != SMELT_OK)
-                fail_msg("plan run -O%d: %s", level, smelt_ctx_error(ctx));
-            double tol = k ? 1e-10 : 2e-5;
-            for (int o2 = 0; o2 < n_out; o2++) {
-                assert_int_equal(smelt_tensor_numel(got[o2]),
-                                 smelt_tensor_numel(want[o2]));
-                for (int64_t i = 0; i < smelt_tensor_numel(want[o2]); i++) {
-                    double a = smelt_tensor_get_f64(got[o2], i);
-                    double e = smelt_tensor_get_f64(want[o2], i);
-                    if (!(fabs(a - e) <= tol * (1 + fabs(e))))
-                        fail_msg("%s -O%d output %s[%lld]: plan %.9g, "
-                                 "reference %.9g",
-                                 T, level, smelt_graph_output_name(j, o2),
-                                 (long long)i, a, e);
-                }
-                smelt_tensor_free(got[o2]);
-                got[o2] = NULL;
-            }
-            smelt_plan_free(p);
-        }
-        /* the gradients are not all zero (the check compares something) */
-        double mag = 0;
-        for (int o2 = 0; o2 < n_out; o2++)
-            for (int64_t i = 0; i < smelt_tensor_numel(want[o2]); i++)
-                mag += fabs(smelt_tensor_get_f64(want[o2], i));
-        assert_true(mag > 0.1);
-        for (int i = 0; i < n_in; i++)
-            smelt_tensor_free(in[i]);
-        for (int o2 = 0; o2 < n_out; o2++)
-            smelt_tensor_free(want[o2]);
-        smelt_graph_free(j);
-        smelt_graph_free(g);
-        smelt_graph_free(vals);
-        smelt_ctx_free(ctx);
+        char *vals =
+            fmt("graph v() {\n  %%x: f64[4,7] = const %s\n"
+                "  %%s: f64[7] = const %s\n  %%b: f64[7] = const %s\n"
+                "  %%w: f64[7,5] = const %s\n  %%c: f64[5] = const %s\n"
+                "  %%r: f64[4,5] = const %s\n  return %%x\n}\n",
+                x, s, b, w, c, r);
+        plan_check(text, vals, dt, tol);
         free(text);
-        free(ref);
+        free(vals);
+        text =
+            fmt("graph stack(%%x: %s[3,3,4]) {\n"
+                "  %%s: %s[3] = const %s\n  %%b: %s[3] = const %s\n"
+                "  %%v: %s[3] = const %s\n  %%cw: %s[3] = const %s\n"
+                "  %%t: i64[3,4] = const [0, 1, 2, 1, 2, 2, 0, 0, 1, 0, 2, 1]\n"
+                "%s",
+                T, T, s2, T, b2, T, v2, T, cw, stack_nodes);
+        vals = fmt("graph v() {\n  %%x: f64[3,3,4] = const %s\n"
+                   "  %%s: f64[3] = const %s\n  %%b: f64[3] = const %s\n"
+                   "  %%v: f64[3] = const %s\n  %%cw: f64[3] = const %s\n"
+                   "  return %%x\n}\n",
+                   x2, s2, b2, v2, cw);
+        plan_check(text, vals, dt, tol);
+        free(text);
+        free(vals);
     }
+    /* the stack's composed gradients against central differences too */
+    char *cx = fmt("  %%x: f64[3,3,4] = const %s\n", x2);
+    char *stack =
+        fmt("graph stack() {\n%s"
+            "  %%s: f64[3] = const %s\n  %%b: f64[3] = const %s\n"
+            "  %%v: f64[3] = const %s\n  %%cw: f64[3] = const %s\n"
+            "  %%t: i64[3,4] = const [0, 1, 2, 1, 2, 2, 0, 0, 1, 0, 2, 1]\n"
+            "%s",
+            cx, s2, b2, v2, cw, stack_nodes);
+    assert_int_equal(check_owned(stack), 36 + 4 * 3);
+    free(cx);
     free(x);
     free(s);
     free(b);
     free(w);
     free(c);
     free(r);
+    free(x2);
+    free(s2);
+    free(b2);
+    free(v2);
+    free(cw);
+}
+
+/* Output name of j (a joint graph), or fails. */
+static int output_named(smelt_graph_t *j, const char *name)
+{
+    for (int i = 0; i < smelt_graph_num_outputs(j); i++)
+        if (strcmp(smelt_graph_output_name(j, i), name) == 0)
+            return i;
+    fail_msg("no output '%s'", name);
+    return -1;
+}
+
+/* The rules build the same gradients when the batch dimension is a
+ * symbol: a LayerNorm, BatchNorm, Einsum and SoftmaxCrossEntropyLoss
+ * (mean) head on x: f64[batch, 6] and targets i64[batch], differentiated
+ * with batch unknown, then run with batch = 3 (by the reference and as a
+ * plan), gives the gradients of the same graph with x and the targets as
+ * constants. */
+static void test_symbolic_batch(void **state)
+{
+    (void)state;
+    char *x = lv(18, 110), *s = lit(6, 111, 0.5, 1.0), *b = lv(6, 112);
+    char *w = lv(24, 113), *v = lit(4, 114, 0.3, 1.0), *m = lv(4, 115);
+    const char *head =
+        "  %%s: f64[6] = const %s\n  %%b: f64[6] = const %s\n"
+        "  %%w: f64[6,4] = const %s\n  %%v: f64[4] = const %s\n"
+        "  %%m: f64[4] = const %s\n"
+        "  %%n = LayerNormalization(%%x, %%s, %%b) {axis = 1}\n"
+        "  %%h = Einsum(%%n, %%w) {equation = \"nk,kc->nc\"}\n"
+        "  %%k = BatchNormalization(%%h, %%v, %%m, %%m, %%v)\n"
+        "  %%l = SoftmaxCrossEntropyLoss(%%k, %%t) {ignore_index = 1}\n"
+        "  return %%l\n}\n";
+    char *body = fmt(head, s, b, w, v, m);
+    char *stat_text = fmt("graph st() {\n  %%x: f64[3,6] = const %s\n"
+                          "  %%t: i64[3] = const [2, 1, 3]\n%s",
+                          x, body);
+    char *dyn_text =
+        fmt("graph dy(%%x: f64[batch,6], %%t: i64[batch]) {\n%s", body);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *gs = parse(stat_text), *gd = parse(dyn_text);
+    smelt_graph_t *js = NULL, *jd = NULL;
+    if (smelt_graph_grad(ctx, gs, NULL, &js) != SMELT_OK ||
+        smelt_graph_grad(ctx, gd, NULL, &jd) != SMELT_OK)
+        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    assert_int_equal(smelt_graph_num_grads(jd), 5);
+    smelt_tensor_t *want[8] = {0}, *got[8] = {0}, *in[2];
+    int ns = smelt_graph_num_outputs(js), nd = smelt_graph_num_outputs(jd);
+    if (smelt_graph_run_reference(ctx, js, NULL, 0, want, ns) != SMELT_OK)
+        fail_msg("run: %s", smelt_ctx_error(ctx));
+    int64_t xd[2] = {3, 6}, td[1] = {3};
+    assert_int_equal(smelt_tensor_init(ctx, SMELT_DTYPE_F64, 2, xd, &in[0]),
+                     SMELT_OK);
+    assert_int_equal(smelt_tensor_init(ctx, SMELT_DTYPE_I64, 1, td, &in[1]),
+                     SMELT_OK);
+    memcpy(smelt_tensor_data(in[0]), sm_graph_find_value(gs, "x")->data->data,
+           18 * sizeof(double));
+    memcpy(smelt_tensor_data(in[1]), (int64_t[]){2, 1, 3}, 3 * sizeof(int64_t));
+    for (int pass = 0; pass < 2; pass++) {
+        smelt_plan_t *p = NULL;
+        if (pass == 0) {
+            if (smelt_graph_run_reference(ctx, jd, in, 2, got, nd) != SMELT_OK)
+                fail_msg("run: %s", smelt_ctx_error(ctx));
+        } else {
+            smelt_plan_options po;
+            smelt_plan_options_default(&po);
+            po.inputs = in;
+            po.n_inputs = 2;
+            if (smelt_plan_compile(ctx, jd, &po, &p) != SMELT_OK ||
+                smelt_plan_run(ctx, p, in, 2, got, nd) != SMELT_OK)
+                fail_msg("plan: %s", smelt_ctx_error(ctx));
+        }
+        for (int k = 0; k < smelt_graph_num_grads(jd); k++) {
+            const smelt_tensor_t *a = got[smelt_graph_grad_output(jd, k)];
+            const smelt_tensor_t *e =
+                want[output_named(js, smelt_graph_output_name(
+                                          jd, smelt_graph_grad_output(jd, k)))];
+            assert_int_equal(smelt_tensor_numel(a), smelt_tensor_numel(e));
+            for (int64_t i = 0; i < smelt_tensor_numel(e); i++)
+                if (fabs(smelt_tensor_get_f64(a, i) -
+                         smelt_tensor_get_f64(e, i)) > 1e-12)
+                    fail_msg("%s[%lld] (%s): %.12g, static %.12g",
+                             smelt_graph_grad_wrt(jd, k), (long long)i,
+                             pass ? "plan" : "reference",
+                             smelt_tensor_get_f64(a, i),
+                             smelt_tensor_get_f64(e, i));
+        }
+        for (int i = 0; i < nd; i++) {
+            smelt_tensor_free(got[i]);
+            got[i] = NULL;
+        }
+        smelt_plan_free(p);
+    }
+    for (int i = 0; i < ns; i++)
+        smelt_tensor_free(want[i]);
+    smelt_tensor_free(in[0]);
+    smelt_tensor_free(in[1]);
+    smelt_graph_free(js);
+    smelt_graph_free(jd);
+    smelt_graph_free(gs);
+    smelt_graph_free(gd);
+    smelt_ctx_free(ctx);
+    free(body);
+    free(stat_text);
+    free(dyn_text);
+    free(x);
+    free(s);
+    free(b);
+    free(w);
+    free(v);
+    free(m);
 }
 
 int main(void)
@@ -723,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_fused_elementwise),
         cmocka_unit_test(test_fused_by_pass),
         cmocka_unit_test(test_plan_matches_reference),
+        cmocka_unit_test(test_symbolic_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
