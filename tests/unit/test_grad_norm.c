@@ -510,6 +510,29 @@ static void test_unsupported(void **state)
                       "  %y = Einsum(%a, %b) {equation = \"...j,...j->...\"}\n"
                       "  return %y\n}\n",
                       "'...'");
+    /* sizes only known at run time, where the rule needs them */
+    expect_grad_error("graph e(%x: f64[n,n]) {\n"
+                      "  %w: f64[1] = const [2]\n  %a = Mul(%x, %w)\n"
+                      "  %y = Einsum(%a) {equation = \"ii->i\"}\n"
+                      "  return %y\n}\n",
+                      "repeated label");
+    expect_grad_error("graph l(%x: f64[2,c], %t: i64[2]) {\n"
+                      "  %w: f64[1] = const [2]\n  %a = Mul(%x, %w)\n"
+                      "  %y = SoftmaxCrossEntropyLoss(%a, %t)\n"
+                      "  return %y\n}\n",
+                      "class count");
+    expect_grad_error("graph r(%x: f64[2,c,3]) {\n"
+                      "  %w: f64[1] = const [2]\n  %a = Mul(%x, %w)\n"
+                      "  %y = LRN(%a) {size = 3}\n"
+                      "  return %y\n}\n",
+                      "channel count");
+    expect_grad_error("graph m(%x: f64[2,k]) {\n"
+                      "  %w: f64[1] = const [2]\n  %s: f64[1] = const [1]\n"
+                      "  %a = Mul(%x, %w)\n"
+                      "  %y, %mu = LayerNormalization(%a, %s) "
+                      "{stash_type = 11}\n"
+                      "  return %mu\n}\n",
+                      "Mean or InvStdDev");
 }
 
 /* ---- FusedElementwise ------------------------------------------------------
