@@ -176,8 +176,8 @@ static int stretched(const sm_dim *a, const sm_dim *b)
 {
     if (b->size == 1)
         return a->size != 1;
-    if (b->size > 1)
-        return 0; /* broadcasting kept it: a equals it */
+    if (b->size > 1 || b->size == 0)
+        return 0; /* broadcasting kept it (0 too): a equals it */
     if (b->sym && a->sym && strcmp(a->sym, b->sym) == 0)
         return 0;
     if (a->size == 1)
