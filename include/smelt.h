@@ -351,6 +351,86 @@ const char *smelt_graph_grad_wrt(const smelt_graph_t *g, int i);
 int smelt_graph_grad_output(const smelt_graph_t *g, int i);
 int smelt_graph_grad_input(const smelt_graph_t *g, int i);
 
+/* ---- gradcheck (docs/AUTOGRAD.md) -------------------------------------- */
+
+/* Options of smelt_gradcheck; fill with smelt_gradcheck_options_default. */
+typedef struct smelt_gradcheck_options {
+    size_t struct_size; /* sizeof(smelt_gradcheck_options), set by the macro */
+    /* inputs[i] binds graph input i (any float dtype is widened to f64;
+     * integer and boolean ones are used as they are); NULL array or NULL
+     * entry: generated. Generated float inputs are uniform in [low, high)
+     * from `seed`, integer and boolean ones are zero; the declared shape
+     * must be concrete. Choosing a range inside the domain of the model
+     * (positive for Log and Sqrt, say) is the caller's concern. */
+    smelt_tensor_t *const *inputs;
+    int32_t n_inputs;
+    uint64_t seed;    /* of generated inputs and of sampling (default 0) */
+    double low, high; /* range of generated float inputs (default -1, 1) */
+    int32_t n_wrt;
+    const char *const *wrt; /* graph inputs or initializers to check; NULL:
+                               every float initializer and float input */
+    const char *loss;       /* the output differentiated (NULL: the first) */
+    int32_t loss_reduce;    /* smelt_loss_reduce (default SMELT_LOSS_SUM) */
+    int64_t samples;   /* check at most this many elements of each value, one
+                          drawn at random in each of `samples` equal slices
+                          (default 0: every element) */
+    double eps;        /* central-difference step (default 1e-6) */
+    double atol, rtol; /* element passes when |analytic - numeric| <=
+                          atol + rtol * |numeric| (default 1e-5, 1e-3) */
+} smelt_gradcheck_options;
+
+smelt_status smelt_gradcheck_options_init(smelt_gradcheck_options *o,
+                                          size_t struct_size);
+#define smelt_gradcheck_options_default(o)                                     \
+    smelt_gradcheck_options_init((o), sizeof(smelt_gradcheck_options))
+
+/* The outcome of a check, value by value. */
+typedef struct smelt_gradcheck_report smelt_gradcheck_report_t;
+
+typedef struct smelt_gradcheck_value {
+    size_t struct_size; /* SMELT_STRUCT_INIT(smelt_gradcheck_value) */
+    const char *name;   /* the value checked (valid while the report lives) */
+    smelt_dtype dtype;  /* its dtype in the model (the check ran in f64) */
+    int32_t ndim;
+    int64_t dims[SMELT_MAX_DIMS];
+    int64_t checked;    /* elements compared */
+    int64_t kinks;      /* elements left out: the forward is not smooth
+                           there (one-sided differences disagree) */
+    double max_abs_err; /* max |analytic - numeric| over checked elements */
+    double max_rel_err; /* max |analytic - numeric| / |numeric|, over the
+                           elements whose numeric gradient is not 0 */
+    int32_t passed;     /* every checked element within tolerance */
+    int64_t worst;      /* flat index of the element furthest out of
+                           tolerance (or with the largest error) */
+    double worst_analytic, worst_numeric;
+} smelt_gradcheck_value;
+
+/* Checks the gradients smelt_graph_grad builds for g against central
+ * differences (f(x+eps) - f(x-eps)) / 2eps, PyTorch's gradcheck in
+ * float64: a copy of g is widened to f64 (every float value, constant,
+ * input and Cast), the inputs not checked become constants, the joint
+ * graph runs on the reference interpreter, and each checked element is
+ * compared with the difference of two runs of the widened forward graph.
+ * An element where the forward has a kink or a jump (relu at 0, a tie of
+ * Max) is left out and counted: there the one-sided differences
+ * (f(x+eps) - f(x)) / eps and (f(x) - f(x-eps)) / eps disagree by more
+ * than the tolerance (never less than PyTorch's), and no derivative
+ * exists to compare with. *out
+ * receives the report (SMELT_OK even when values fail: see
+ * smelt_gradcheck_num_failed); an error means the check could not run
+ * (a bad option, an op without a gradient rule, a run that failed). */
+smelt_status smelt_gradcheck(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                             const smelt_gradcheck_options *opt,
+                             smelt_gradcheck_report_t **out);
+int smelt_gradcheck_num_values(const smelt_gradcheck_report_t *r);
+int smelt_gradcheck_num_failed(const smelt_gradcheck_report_t *r);
+/* The loss at the point checked. */
+double smelt_gradcheck_loss(const smelt_gradcheck_report_t *r);
+/* Value i; out->struct_size must be set (SMELT_STRUCT_INIT). */
+smelt_status smelt_gradcheck_get(const smelt_gradcheck_report_t *r, int i,
+                                 smelt_gradcheck_value *out);
+void smelt_gradcheck_report_free(smelt_gradcheck_report_t *r);
+
 /* ---- plans: compiled graphs (docs/RUNTIME.md) --------------------------- */
 
 /* A plan is a graph compiled for concrete input shapes: a kernel chosen

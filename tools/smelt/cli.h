@@ -40,6 +40,10 @@ int cli_load_graph(smelt_ctx_t *ctx, const char *path, int infer,
  * the error. */
 int cli_print_graph(smelt_ctx_t *ctx, const smelt_graph_t *g, int weights);
 
+/* --loss sum|mean (NULL: sum) as a smelt_loss_reduce; -1 after printing
+ * the usage error for anything else (gradcheck, grad). */
+int cli_loss_reduce(const char *verb, const char *s);
+
 #define CLI_VERB(name)                                                         \
     int cli_##name(int argc, char **argv);                                     \
     void cli_##name##_help(FILE *out);
