@@ -12,6 +12,7 @@
 #include "testutil.h"
 
 #include "autograd/promote.h"
+#include "core/alloc.h"
 #include "core/tensor.h"
 #include "ir/ir.h"
 
@@ -281,13 +282,49 @@ static void test_errors(void **state)
     smelt_graph_free(g);
 }
 
+/* Every allocation of a check failing in turn: each fails cleanly with
+ * SMELT_ERR_NOMEM (nothing leaks: the sanitizer build checks), until
+ * enough succeed for the check to pass. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    smelt_graph_t *g = parse("graph a(%x: f32[2,3]) {\n"
+                             "  %w: f32[3] = const [0.5, -1.0, 0.25]\n"
+                             "  %k: i64[1] = const [1]\n"
+                             "  %m: f32[2,3] = Mul(%x, %w)\n"
+                             "  %r: f32[2] = ReduceSum(%m, %k) {keepdims = 0}\n"
+                             "  %y: f32[2] = Tanh(%r)\n"
+                             "  return %y\n"
+                             "}\n");
+    int done = 0;
+    for (long k = 0; k < 100000 && !done; k++) {
+        smelt_ctx_t *ctx = smelt_ctx_init();
+        smelt_gradcheck_report_t *r = NULL;
+        sm_alloc_fail_after(k);
+        smelt_status st = smelt_gradcheck(ctx, g, NULL, &r);
+        sm_alloc_fail_after(-1);
+        if (st == SMELT_OK) {
+            done = 1;
+            assert_int_equal(smelt_gradcheck_num_failed(r), 0);
+        } else if (st != SMELT_ERR_NOMEM) {
+            fail_msg("k = %ld: status %d: %s", k, st, smelt_ctx_error(ctx));
+        } else {
+            assert_null(r);
+        }
+        smelt_gradcheck_report_free(r);
+        smelt_ctx_free(ctx);
+    }
+    assert_true(done);
+    smelt_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_passes), cmocka_unit_test(test_fails),
         cmocka_unit_test(test_kinks),  cmocka_unit_test(test_promote),
         cmocka_unit_test(test_inputs), cmocka_unit_test(test_samples_mean),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors), cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
