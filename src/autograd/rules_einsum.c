@@ -14,11 +14,7 @@
  */
 #include <stdio.h>
 
-<<<<<<< HEAD
 #include "autograd/rules_norm.h"
-=======
-#include "autograd/rules_nn.h"
->>>>>>> nn2
 #include "core/dtype.h"
 #include "kernels/ref/einsum.h"
 

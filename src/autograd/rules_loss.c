@@ -15,11 +15,7 @@
  */
 #include <string.h>
 
-<<<<<<< HEAD
 #include "autograd/rules_norm.h"
-=======
-#include "autograd/rules_nn.h"
->>>>>>> nn2
 
 /* What the rule knows of the loss node and builds once. */
 typedef struct loss_parts {

@@ -1,15 +1,9 @@
 /*
-<<<<<<< HEAD
  * rules_norm.c - gradient rules of Softmax, LogSoftmax, the
  * normalizations that scale and shift (LayerNormalization,
  * BatchNormalization in both modes, InstanceNormalization) and those
  * without learned parameters (MeanVarianceNormalization, LpNormalization,
  * LRN).
-=======
- * rules_norm.c - gradient rules of Softmax, LogSoftmax and the
- * normalizations that scale and shift (LayerNormalization,
- * BatchNormalization in both modes, InstanceNormalization).
->>>>>>> nn2
  *
  * Softmax's rules use the forward output (y), never exp of a large x.
  * The normalizations recompute their statistics in the backward graph in
@@ -19,11 +13,7 @@
  *
  *     dx = inv * (g - mean(g) - x^ * mean(g * x^)).
  */
-<<<<<<< HEAD
 #include "autograd/rules_norm.h"
-=======
-#include "autograd/rules_nn.h"
->>>>>>> nn2
 
 /* softmax: dx = y * (dy - sum(dy * y)) along the axis */
 smelt_status sm_grad_softmax(sm_grad_ctx *g)
@@ -306,7 +296,6 @@ smelt_status sm_grad_instancenormalization(sm_grad_ctx *g)
         sm_g_set(g, 2, channel_sum(g, dy, r));
     return g->st;
 }
-<<<<<<< HEAD
 
 /* ---- normalizations without learned parameters: MeanVarianceNormalization,
  * LpNormalization and LRN ------------------------------------------------ */
@@ -463,5 +452,3 @@ smelt_status sm_grad_lrn(sm_grad_ctx *g)
     sm_g_set(g, 0, nn_add(g, nn_mul(g, dy, sb), t));
     return g->st;
 }
-=======
->>>>>>> nn2
