@@ -336,6 +336,7 @@ static int compile_step(trainer *t)
     po.threads = (int32_t)cli_num(t->a, CLI_OPT_threads, 1);
     po.inputs = t->in;
     po.n_inputs = t->n_in;
+    po.memory_budget = cli_num(t->a, CLI_OPT_memory_budget, 0);
     if (smelt_plan_compile(t->ctx, s, &po, &t->plan) != SMELT_OK ||
         smelt_session_init(t->ctx, t->plan, &t->sess) != SMELT_OK)
         return fail(t);

@@ -274,8 +274,9 @@ int train_run(trainer *t)
     smelt_plan_stats ps = SMELT_STRUCT_INIT(smelt_plan_stats);
     if (smelt_plan_get_stats(t->plan, &ps) == SMELT_OK)
         printf("the step compiled once: %d plan steps (%d allocating while "
-               "running), arena %.1f KiB\n",
-               ps.steps, ps.dynamic_steps, (double)ps.arena_bytes / 1024.0);
+               "running), arena %.1f KiB, %d values recomputed\n",
+               ps.steps, ps.dynamic_steps, (double)ps.arena_bytes / 1024.0,
+               ps.recomputed);
     int64_t *order = malloc((size_t)d->n_train * sizeof *order);
     if (!order)
         return 1;
