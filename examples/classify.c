@@ -7,10 +7,15 @@
  *
  * IMAGES.npy holds f32[N, 1, H, W] grey images (as the model's input
  * wants them), LABELS.npy their true classes (any integer dtype, [N]).
- * Prints each image as a small picture, then a line per image with the
- * predicted class, its probability and the true class, then the
- * accuracy. Exits 1 on an error (with Smelt's message), 0 otherwise.
+ * Prints the first images as small pictures, then a line per image (the
+ * first 32) with the predicted class, its probability and the true
+ * class, then the accuracy over all of them. The model's scores may be
+ * probabilities (a Softmax at its end) or logits (a model trained with a
+ * cross-entropy loss, which applies the softmax itself): a row that is
+ * not already a distribution is turned into one for the probability
+ * shown. Exits 1 on an error (with Smelt's message), 0 otherwise.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "smelt.h"
@@ -53,6 +58,28 @@ static void draw(const float *px, int64_t count, int64_t h, int64_t w)
         if (ink)
             puts(line);
     }
+}
+
+/* The most lines of predictions printed (the accuracy counts them all). */
+#define SHOW_MAX 32
+
+/* The probability of class k among the n scores p: p[k] itself when p
+ * is a distribution already, else its softmax. */
+static double prob(const float *p, int64_t n, int64_t k)
+{
+    double sum = 0, top = p[0];
+    int dist = 1;
+    for (int64_t i = 0; i < n; i++) {
+        dist &= p[i] >= 0.0f && p[i] <= 1.0f;
+        sum += p[i];
+        top = p[i] > top ? p[i] : top;
+    }
+    if (dist && fabs(sum - 1.0) < 1e-3)
+        return p[k];
+    double z = 0;
+    for (int64_t i = 0; i < n; i++)
+        z += exp(p[i] - top);
+    return exp(p[k] - top) / z;
 }
 
 /* The index of the largest of n scores. */
@@ -119,10 +146,14 @@ int main(int argc, char **argv)
             int64_t guess = argmax(p + i * classes, classes);
             int64_t truth = (int64_t)smelt_tensor_get_f64(labels, i);
             right += guess == truth;
-            printf("image %2lld: predicted %lld (p = %.3f), true %lld%s\n",
-                   (long long)i, (long long)guess, p[i * classes + guess],
-                   (long long)truth, guess == truth ? "" : "   <- wrong");
+            if (i < SHOW_MAX)
+                printf("image %2lld: predicted %lld (p = %.3f), true %lld%s\n",
+                       (long long)i, (long long)guess,
+                       prob(p + i * classes, classes, guess), (long long)truth,
+                       guess == truth ? "" : "   <- wrong");
         }
+        if (n > SHOW_MAX)
+            printf("(%lld more images)\n", (long long)(n - SHOW_MAX));
         printf("accuracy: %lld of %lld (%.1f%%)\n", (long long)right,
                (long long)n, n ? 100.0 * (double)right / (double)n : 0.0);
     }

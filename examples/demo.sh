@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make demo`: a digit classifier trained in PyTorch, imported from ONNX,
 # run by Smelt on handwritten digits it never saw, checked against PyTorch,
-# drawn; then a small MLP written in Smelt's text IR.
+# drawn; a small MLP written in Smelt's text IR; then a classifier trained
+# from random weights by Smelt itself and tried on held-out digits.
 set -eu
 SMELT=${1:-build/smelt}
 BIN=$(dirname "$SMELT")
@@ -52,5 +53,21 @@ echo "   (docs/IR.md describes the format), run on two inputs."
 "$SMELT" run examples/mlp.ir --input x=examples/mlp_x.npy >"$OUT/mlp.out" \
     2>"$OUT/mlp.err"
 indent "$OUT/mlp.out" "$OUT/mlp.err"
+echo
+T=examples/digits_train
+echo "== 7. Train a digit classifier from random weights, in Smelt (smelt train)"
+echo "   $T/init.onnx is a small CNN exported untrained from PyTorch."
+echo "   Smelt differentiates it ahead of time, compiles forward, backward and"
+echo "   the AdamW update into one plan, and runs it over 1,437 8x8 digits."
+"$SMELT" train "$T/init.onnx" --input "x=$T/x_train.npy" \
+    --target "$T/y_train.npy" --loss cross_entropy --optimizer adamw \
+    --lr 3e-3 --epochs 15 --batch-size 32 --seed 1 --log-every 1000 \
+    --save "$OUT/trained.onnx" >"$OUT/train.out"
+grep -v '^epoch [0-9]*/[0-9]*  step' "$OUT/train.out" | indent
+echo
+echo "== 8. Classify 360 held-out digits with the model it just trained"
+"$BIN/classify" "$OUT/trained.onnx" "$T/x_test.npy" "$T/y_test.npy" \
+    >"$OUT/classify_trained.out"
+indent "$OUT/classify_trained.out"
 echo
 echo "Next: README.md's tour of the CLI; \`make test\` runs the whole suite."
