@@ -31,6 +31,21 @@ static sm_value *unsqueeze(sm_grad_ctx *g, sm_value *x, int end)
     return sm_g_op2(g, SM_OP_Unsqueeze, x, sm_g_ints(g, &axis, 1));
 }
 
+/* alpha * op(a) op(b), a Gemm without C (alpha 1 left unset). */
+static sm_value *gemm(sm_grad_ctx *g, sm_value *a, sm_value *b, double alpha,
+                      int ta, int tb)
+{
+    sm_value *in[2] = {a, b};
+    sm_node *n = sm_g_node(g, SM_OP_Gemm, 2, in, 1);
+    if (n &&
+        ((alpha != 1 && !sm_node_set_float(n, "alpha", alpha)) ||
+         (ta && !sm_node_set_int(n, "transA", 1)) ||
+         (tb && !sm_node_set_int(n, "transB", 1))) &&
+        g->st == SMELT_OK)
+        g->st = sm_err_nomem(g->ctx);
+    return sm_g_done(g, n);
+}
+
 /* matmul: dA = dY B^T, dB = A^T dY, with 1-D operands made 2-D first
  * (as numpy does) and the result summed down to each operand's shape. */
 smelt_status sm_grad_matmul(sm_grad_ctx *g)
@@ -49,6 +64,15 @@ smelt_status sm_grad_matmul(sm_grad_ctx *g)
                       1));
     if (b->type.ndim == 1)
         dy2 = unsqueeze(g, dy2, 1);
+    if (a->type.ndim == 2 && b->type.ndim == 2) {
+        /* One Gemm each, whose trans flags read the operand transposed
+         * in place: no Transpose step copies it first. */
+        if (g->need[0])
+            sm_g_set(g, 0, gemm(g, dy, b, 1, 0, 1));
+        if (g->need[1])
+            sm_g_set(g, 1, gemm(g, a, dy, 1, 1, 0));
+        return g->st;
+    }
     if (g->need[0]) {
         sm_value *d = sm_g_op2(g, SM_OP_MatMul, dy2, swap_last(g, b2));
         d = sm_g_unbroadcast(g, d, a2);
@@ -60,21 +84,6 @@ smelt_status sm_grad_matmul(sm_grad_ctx *g)
         sm_g_set(g, 1, b2 != b ? sm_g_reshape_like(g, d, b) : d);
     }
     return g->st;
-}
-
-/* alpha * op(a) op(b), a Gemm without C (alpha 1 left unset). */
-static sm_value *gemm(sm_grad_ctx *g, sm_value *a, sm_value *b, double alpha,
-                      int ta, int tb)
-{
-    sm_value *in[2] = {a, b};
-    sm_node *n = sm_g_node(g, SM_OP_Gemm, 2, in, 1);
-    if (n &&
-        ((alpha != 1 && !sm_node_set_float(n, "alpha", alpha)) ||
-         (ta && !sm_node_set_int(n, "transA", 1)) ||
-         (tb && !sm_node_set_int(n, "transB", 1))) &&
-        g->st == SMELT_OK)
-        g->st = sm_err_nomem(g->ctx);
-    return sm_g_done(g, n);
 }
 
 /*
