@@ -235,7 +235,10 @@ static void commit_block(sm_rw *rw, sm_rw_block *bi)
     k = 0;
     for (int i = 0; i < b->n_consts; i++) {
         sm_value *c = b->consts[i];
-        if (c->block == b && !(rw->vals[c->id].flags & SM_RW_DEAD))
+        /* A constant added after the tables last grew (their growth failed
+         * for lack of memory) was never dropped: it stays. */
+        if (c->block == b &&
+            (c->id >= rw->value_cap || !(rw->vals[c->id].flags & SM_RW_DEAD)))
             b->consts[k++] = c;
     }
     b->n_consts = k;
