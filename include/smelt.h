@@ -564,9 +564,9 @@ typedef struct smelt_plan_options {
      * compiled) go here; NULL: ./smelt-debug when SMELT_DEBUG=1, else
      * none. */
     const char *debug_dir;
-    int64_t timeout_ms; /* each run of the plan stops with SMELT_ERR_LIMIT
-                           after this many milliseconds (default 0: the
-                           ctx's limit, smelt_ctx_set_timeout) */
+    int64_t timeout_ms;    /* each run of the plan stops with SMELT_ERR_LIMIT
+                              after this many milliseconds (default 0: the
+                              ctx's limit, smelt_ctx_set_timeout) */
     int64_t memory_budget; /* when the arena would exceed this many bytes,
                               recompute intermediates before their late
                               readers instead of keeping them alive, where

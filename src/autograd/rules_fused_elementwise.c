@@ -1,6 +1,6 @@
 /*
- * rules_fused_elementwise.c - the gradient rule of FusedElementwise. Its body is a
- * block of elementwise ops whose parameters are the node's inputs: the
+ * rules_fused_elementwise.c - the gradient rule of FusedElementwise. Its body
+ * is a block of elementwise ops whose parameters are the node's inputs: the
  * rule copies the body into the backward graph (each parameter an
  * Identity of the node's input, so its gradient is kept apart from the
  * input's own), seeds the copies of the returns with the output
