@@ -115,16 +115,9 @@ static smelt_status lift(job *j)
         sm_value *c = j->wrt[i];
         if (c->def || !c->data)
             continue; /* already an input */
-        /* The input takes the initializer's name; the dropped constant
-         * keeps the fresh one. */
-        sm_value *p = sm_rw_add_param(j->rw, top, "lifted", &c->type);
+        sm_value *p = sm_rw_lift_const(j->rw, c);
         if (!p)
             return sm_err_nomem(j->ctx);
-        const char *name = c->name;
-        c->name = p->name;
-        p->name = name;
-        sm_rw_replace_uses(j->rw, c, p);
-        sm_rw_drop_const(j->rw, c);
         j->wrt[i] = p;
         j->wrt_in[i] = top->n_params - 1;
     }

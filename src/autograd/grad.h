@@ -90,6 +90,9 @@ sm_value *sm_g_reshape_like(sm_grad_ctx *g, sm_value *x, const sm_value *like);
 sm_value *sm_g_shape_of(sm_grad_ctx *g, const sm_value *v);
 /* x broadcast to the shape of like (Expand). */
 sm_value *sm_g_expand_like(sm_grad_ctx *g, sm_value *x, const sm_value *like);
+/* Gelu's derivative at x (its tanh approximation's with tanh_approx),
+ * shared by the Gelu rule and the fused epilogues' (rules_act.c). */
+sm_value *sm_g_gelu_deriv(sm_grad_ctx *g, sm_value *x, int tanh_approx);
 /* Cast of x to dtype dt (x itself when it has that dtype). */
 sm_value *sm_g_cast(sm_grad_ctx *g, sm_value *x, smelt_dtype dt);
 

@@ -108,43 +108,20 @@ sm_value *sm_act_grad_silu(sm_grad_ctx *g, const sm_act *a, sm_value *y,
     return mul(g, dy, mul(g, s, add(g, k(g, z, 1), t)));
 }
 
-/* gelu(z) = z Phi(z): gelu' = Phi(z) + z phi(z), Phi the normal CDF
- * 0.5 (1 + erf(z / sqrt 2)), phi its density exp(-z^2 / 2) / sqrt(2 pi) */
+/* gelu and its tanh form: the Gelu op's derivative (rules_activation.c)
+ * at the rebuilt z. */
 sm_value *sm_act_grad_gelu(sm_grad_ctx *g, const sm_act *a, sm_value *y,
                            sm_value *dy)
 {
     (void)a, (void)y;
-    sm_value *z = sm_gn_preact(g);
-    sm_value *cdf =
-        mul(g, k(g, z, 0.5),
-            add(g, k(g, z, 1),
-                sm_g_op1(g, SM_OP_Erf,
-                         mul(g, z, k(g, z, 0.70710678118654752440)))));
-    sm_value *pdf =
-        mul(g, k(g, z, 0.39894228040143267794), /* 1/sqrt(2pi) */
-            sm_g_op1(g, SM_OP_Exp, mul(g, mul(g, z, z), k(g, z, -0.5))));
-    return mul(g, dy, add(g, cdf, mul(g, z, pdf)));
+    return mul(g, dy, sm_g_gelu_deriv(g, sm_gn_preact(g), 0));
 }
 
-/* gelu_tanh(z) = 0.5 z (1 + t), t = tanh(c (z + 0.044715 z^3)):
- * derivative 0.5 (1 + t) + 0.5 z (1 - t^2) c (1 + 3 * 0.044715 z^2) */
 sm_value *sm_act_grad_gelu_tanh(sm_grad_ctx *g, const sm_act *a, sm_value *y,
                                 sm_value *dy)
 {
     (void)a, (void)y;
-    const double c = 0.79788456080286535588; /* sqrt(2 / pi) */
-    sm_value *z = sm_gn_preact(g);
-    sm_value *z2 = mul(g, z, z);
-    sm_value *u =
-        mul(g, mul(g, z, add(g, k(g, z, 1), mul(g, z2, k(g, z, 0.044715)))),
-            k(g, z, c));
-    sm_value *t = sm_g_op1(g, SM_OP_Tanh, u);
-    sm_value *half1 = mul(g, k(g, z, 0.5), add(g, k(g, z, 1), t));
-    sm_value *du = mul(g, k(g, z, c),
-                       add(g, k(g, z, 1), mul(g, z2, k(g, z, 3 * 0.044715))));
-    sm_value *sech2 = sm_g_op2(g, SM_OP_Sub, k(g, z, 1), mul(g, t, t));
-    sm_value *half2 = mul(g, mul(g, k(g, z, 0.5), z), mul(g, sech2, du));
-    return mul(g, dy, add(g, half1, half2));
+    return mul(g, dy, sm_g_gelu_deriv(g, sm_gn_preact(g), 1));
 }
 
 /* leakyrelu' = 1 where z > 0, the slope elsewhere; with a positive slope

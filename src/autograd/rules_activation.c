@@ -161,38 +161,54 @@ smelt_status sm_grad_shrink(sm_grad_ctx *g)
 }
 
 /*
- * gelu, approximate = "none": dy (Phi(x) + x phi(x)) with Phi(x) =
- * (1 + erf(x/sqrt2))/2 and phi(x) = e^(-x^2/2)/sqrt(2 pi).
+ * gelu's derivative at x, approximate = "none": Phi(x) + x phi(x) with
+ * Phi(x) = (1 + erf(x/sqrt2))/2 and phi(x) = e^(-x^2/2)/sqrt(2 pi).
  * approximate = "tanh": with u = c (x + a x^3), t = tanh(u),
- * dy ((1 + t)/2 + x/2 (1 - t^2) c (1 + 3 a x^2)), c = sqrt(2/pi),
- * a = 0.044715.
+ * (1 + t)/2 + x/2 (1 - t^2) c (1 + 3 a x^2), c = sqrt(2/pi),
+ * a = 0.044715. The Gelu op's rule and the fused epilogues' share it.
  */
+sm_value *sm_g_gelu_deriv(sm_grad_ctx *g, sm_value *x, int tanh_approx)
+{
+    sm_value *x2 = mul(g, x, x);
+    if (tanh_approx) {
+        const double c = 0.79788456080286535588, a = 0.044715;
+        sm_value *u = mul(g,
+                          mul(g, x,
+                              add(g, mul(g, x2, sm_g_scalar_like(g, x, a)),
+                                  sm_g_scalar_like(g, x, 1))),
+                          sm_g_scalar_like(g, x, c));
+        sm_value *t = sm_g_op1(g, SM_OP_Tanh, u);
+        sm_value *half1 = mul(g, add(g, t, sm_g_scalar_like(g, x, 1)),
+                              sm_g_scalar_like(g, x, 0.5));
+        sm_value *dt =
+            sm_g_op2(g, SM_OP_Sub, sm_g_scalar_like(g, x, 1), mul(g, t, t));
+        sm_value *du = add(g, mul(g, x2, sm_g_scalar_like(g, x, 3 * a * c)),
+                           sm_g_scalar_like(g, x, c));
+        return add(
+            g, half1,
+            mul(g, mul(g, x, sm_g_scalar_like(g, x, 0.5)), mul(g, dt, du)));
+    }
+    sm_value *e =
+        sm_g_op1(g, SM_OP_Erf,
+                 mul(g, x, sm_g_scalar_like(g, x, 0.70710678118654752440)));
+    sm_value *cdf = mul(g, add(g, e, sm_g_scalar_like(g, x, 1)),
+                        sm_g_scalar_like(g, x, 0.5));
+    sm_value *pdf =
+        mul(g, sm_g_op1(g, SM_OP_Exp, mul(g, x2, sm_g_scalar_like(g, x, -0.5))),
+            sm_g_scalar_like(g, x, 0.39894228040143267794));
+    return add(g, cdf, mul(g, x, pdf));
+}
+
+/* gelu: dy times sm_g_gelu_deriv (approximate none or tanh). */
 smelt_status sm_grad_gelu(sm_grad_ctx *g)
 {
     sm_attrs at = sm_node_attrs(g->n);
     const char *ap = sm_attrs_string(&at, "approximate", "none");
-    sm_value *x = g->n->in[0], *x2 = mul(g, x, x), *d;
-    if (strcmp(ap, "tanh") == 0) {
-        const double c = 0.79788456080286535588, a = 0.044715;
-        sm_value *u =
-            mul(g, mul(g, x, add(g, mul(g, x2, k(g, a)), k(g, 1))), k(g, c));
-        sm_value *t = sm_g_op1(g, SM_OP_Tanh, u);
-        sm_value *half1 = mul(g, add(g, t, k(g, 1)), k(g, 0.5));
-        sm_value *dt = sm_g_op2(g, SM_OP_Sub, k(g, 1), mul(g, t, t));
-        sm_value *du = add(g, mul(g, x2, k(g, 3 * a * c)), k(g, c));
-        d = add(g, half1, mul(g, mul(g, x, k(g, 0.5)), mul(g, dt, du)));
-    } else if (strcmp(ap, "none") == 0) {
-        sm_value *e =
-            sm_g_op1(g, SM_OP_Erf, mul(g, x, k(g, 0.70710678118654752440)));
-        sm_value *cdf = mul(g, add(g, e, k(g, 1)), k(g, 0.5));
-        sm_value *pdf = mul(g, sm_g_op1(g, SM_OP_Exp, mul(g, x2, k(g, -0.5))),
-                            k(g, 0.39894228040143267794));
-        d = add(g, cdf, mul(g, x, pdf));
-    } else {
+    int tanh_approx = strcmp(ap, "tanh") == 0;
+    if (!tanh_approx && strcmp(ap, "none") != 0)
         return sm_g_fail(g, SMELT_ERR_UNSUPPORTED,
                          "approximate is '%s'; expected none or tanh", ap);
-    }
-    return times(g, d);
+    return times(g, sm_g_gelu_deriv(g, g->n->in[0], tanh_approx));
 }
 
 /* And of two masks, either of which may be NULL (absent: true). */

@@ -120,18 +120,10 @@ smelt_status smelt_graph_lift_initializers(smelt_ctx_t *ctx,
             st = smelt_ctx_status(ctx);
             break;
         }
-        sm_value *p = sm_rw_add_param(rw, c->top, "lifted", &v->type);
-        if (!p) {
+        if (!sm_rw_lift_const(rw, v)) {
             st = sm_err_nomem(ctx);
             break;
         }
-        /* The input takes the initializer's name; the dropped constant
-         * keeps the fresh one. */
-        const char *name = v->name;
-        v->name = p->name;
-        p->name = name;
-        sm_rw_replace_uses(rw, v, p);
-        sm_rw_drop_const(rw, v);
     }
     sm_rw_free(rw);
     if (st == SMELT_OK)

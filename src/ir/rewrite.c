@@ -757,3 +757,18 @@ int sm_block_count_nodes(const sm_block *b)
             k += sm_block_count_nodes(b->nodes[i]->blocks[j]);
     return k;
 }
+
+sm_value *sm_rw_lift_const(sm_rw *rw, sm_value *c)
+{
+    sm_value *p = sm_rw_add_param(rw, rw->g->top, "lifted", &c->type);
+    if (!p)
+        return NULL;
+    /* The input takes the initializer's name; the dropped constant keeps
+     * the fresh one. */
+    const char *name = c->name;
+    c->name = p->name;
+    p->name = name;
+    sm_rw_replace_uses(rw, c, p);
+    sm_rw_drop_const(rw, c);
+    return p;
+}

@@ -111,6 +111,10 @@ smelt_status sm_rw_node_to_consts(sm_rw *rw, sm_node *n, sm_tensor **data);
 void sm_rw_drop_const(sm_rw *rw, sm_value *v);
 /* Drops v when it is an unused constant; returns whether it did. */
 int sm_rw_drop_const_if_dead(sm_rw *rw, sm_value *v);
+/* Turns top-level constant c into a graph input of the same name and
+ * type (appended after the others): every use of c reads the input, and
+ * c is dropped. The input; NULL when out of memory. */
+sm_value *sm_rw_lift_const(sm_rw *rw, sm_value *c);
 /* Moves constant v into block dst (an enclosing block of v's). */
 smelt_status sm_rw_move_const(sm_rw *rw, sm_value *v, sm_block *dst);
 

@@ -29,13 +29,16 @@ static inline smelt_graph_t *parse(const char *text)
     return g;
 }
 
-/* The first output of g (no inputs) as a scalar sum. */
-static inline double run_sum(smelt_graph_t *g)
+/* The sum of g's first output run on inputs in[0..n_in) (the forward
+ * loss). */
+static inline double run_sum_in(smelt_graph_t *g, smelt_tensor_t *const *in,
+                                int n_in)
 {
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_tensor_t *out[8] = {0};
     int n_out = smelt_graph_num_outputs(g);
-    if (smelt_graph_run_reference(ctx, g, NULL, 0, out, n_out) != SMELT_OK)
+    assert_true(n_out <= 8);
+    if (smelt_graph_run_reference(ctx, g, in, n_in, out, n_out) != SMELT_OK)
         fail_msg("run: %s", smelt_ctx_error(ctx));
     double s = 0;
     for (int64_t i = 0; i < smelt_tensor_numel(out[0]); i++)
@@ -47,20 +50,26 @@ static inline double run_sum(smelt_graph_t *g)
 }
 
 /* Checks every gradient of the joint graph of `text` (loss: the sum of
- * its first output) against central differences; returns the number of
- * gradient elements checked. */
-static inline int check_text(const char *text)
+ * its first output) with respect to the constants wrt[0..n_wrt) (NULL:
+ * every float constant), the graph's inputs bound to in[0..n_in), against
+ * central differences; returns the number of gradient elements checked. */
+static inline int check_graph(const char *text, const char *const *wrt,
+                              int n_wrt, smelt_tensor_t *const *in, int n_in)
 {
     smelt_graph_t *g = parse(text);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *j = NULL;
-    if (smelt_graph_grad(ctx, g, NULL, &j) != SMELT_OK)
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    o.wrt = wrt;
+    o.n_wrt = n_wrt;
+    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
         fail_msg("grad: %s", smelt_ctx_error(ctx));
     assert_int_equal(smelt_graph_verify(ctx, j), SMELT_OK);
     int n_out = smelt_graph_num_outputs(j);
     smelt_tensor_t *out[32] = {0};
     assert_true(n_out <= 32);
-    if (smelt_graph_run_reference(ctx, j, NULL, 0, out, n_out) != SMELT_OK)
+    if (smelt_graph_run_reference(ctx, j, in, n_in, out, n_out) != SMELT_OK)
         fail_msg("run joint: %s", smelt_ctx_error(ctx));
     int checked = 0;
     for (int k = 0; k < smelt_graph_num_grads(j); k++) {
@@ -74,9 +83,9 @@ static inline int check_text(const char *text)
         for (int64_t i = 0; i < c->data->numel; i++) {
             double keep = w[i];
             w[i] = keep + EPS;
-            double up = run_sum(g);
+            double up = run_sum_in(g, in, n_in);
             w[i] = keep - EPS;
-            double dn = run_sum(g);
+            double dn = run_sum_in(g, in, n_in);
             w[i] = keep;
             double num = (up - dn) / (2 * EPS);
             double ana = smelt_tensor_get_f64(d, i);
@@ -92,6 +101,12 @@ static inline int check_text(const char *text)
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
     return checked;
+}
+
+/* check_graph with respect to every float constant, no inputs. */
+static inline int check_text(const char *text)
+{
+    return check_graph(text, NULL, 0, NULL, 0);
 }
 
 #endif

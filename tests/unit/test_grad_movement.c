@@ -43,78 +43,17 @@ static char *graph_text(const leaf *l, int n_leaf, const char *body)
     return t;
 }
 
-/* The sum of g's first output on inputs in[0..n_in). */
-static double run_sum_in(smelt_graph_t *g, smelt_tensor_t *const *in, int n_in)
-{
-    smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_tensor_t *out[8] = {0};
-    int n_out = smelt_graph_num_outputs(g);
-    assert_true(n_out <= 8);
-    if (smelt_graph_run_reference(ctx, g, in, n_in, out, n_out) != SMELT_OK)
-        fail_msg("run: %s", smelt_ctx_error(ctx));
-    double s = 0;
-    for (int64_t i = 0; i < smelt_tensor_numel(out[0]); i++)
-        s += smelt_tensor_get_f64(out[0], i);
-    for (int i = 0; i < n_out; i++)
-        smelt_tensor_free(out[i]);
-    smelt_ctx_free(ctx);
-    return s;
-}
-
-/* check_text with the gradients taken with respect to the leaves only
+/* check_graph with the gradients taken with respect to the leaves only
  * (float constants such as a resize's scales are not differentiated):
  * the number of gradient elements checked. */
 static int check_wrt(const char *text, const leaf *l, int n_leaf,
                      smelt_tensor_t *const *in, int n_in)
 {
-    smelt_graph_t *g = parse(text), *j = NULL;
-    smelt_ctx_t *ctx = smelt_ctx_init();
     const char *names[8];
     assert_true(n_leaf <= 8);
     for (int k = 0; k < n_leaf; k++)
         names[k] = l[k].name;
-    smelt_grad_options o;
-    smelt_grad_options_default(&o);
-    o.wrt = names;
-    o.n_wrt = n_leaf;
-    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
-        fail_msg("grad: %s", smelt_ctx_error(ctx));
-    assert_int_equal(smelt_graph_verify(ctx, j), SMELT_OK);
-    int n_out = smelt_graph_num_outputs(j);
-    smelt_tensor_t *out[32] = {0};
-    assert_true(n_out <= 32);
-    if (smelt_graph_run_reference(ctx, j, in, n_in, out, n_out) != SMELT_OK)
-        fail_msg("run joint: %s", smelt_ctx_error(ctx));
-    int checked = 0;
-    for (int k = 0; k < smelt_graph_num_grads(j); k++) {
-        const char *name = smelt_graph_grad_wrt(j, k);
-        smelt_tensor_t *d = out[smelt_graph_grad_output(j, k)];
-        sm_value *c = sm_graph_find_value(g, name);
-        assert_non_null(c);
-        assert_non_null(c->data);
-        assert_int_equal(smelt_tensor_numel(d), c->data->numel);
-        double *w = c->data->data;
-        for (int64_t i = 0; i < c->data->numel; i++) {
-            double keep = w[i];
-            w[i] = keep + EPS;
-            double up = run_sum_in(g, in, n_in);
-            w[i] = keep - EPS;
-            double dn = run_sum_in(g, in, n_in);
-            w[i] = keep;
-            double num = (up - dn) / (2 * EPS);
-            double ana = smelt_tensor_get_f64(d, i);
-            if (fabs(ana - num) > ATOL + RTOL * fabs(num))
-                fail_msg("d/d%s[%lld]: analytic %.9g, numeric %.9g", name,
-                         (long long)i, ana, num);
-            checked++;
-        }
-    }
-    for (int i = 0; i < n_out; i++)
-        smelt_tensor_free(out[i]);
-    smelt_graph_free(j);
-    smelt_graph_free(g);
-    smelt_ctx_free(ctx);
-    return checked;
+    return check_graph(text, names, n_leaf, in, n_in);
 }
 
 /* Checks every gradient of the graph; every leaf element is checked. */
