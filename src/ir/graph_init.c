@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/tensor.h"
+#include "ir/dims.h"
 #include "ir/ir.h"
 #include "ir/infer.h"
 #include "ir/rewrite.h"
@@ -136,21 +137,6 @@ smelt_status smelt_graph_lift_initializers(smelt_ctx_t *ctx,
     return SMELT_OK;
 }
 
-/* Gives symbolic dimension `sym` the size `size` in every value of g. */
-static void bind_dim(sm_graph *g, const char *sym, size_t len, int64_t size)
-{
-    for (int i = 0; i < g->n_values; i++) {
-        sm_type *t = &g->values[i]->type;
-        for (int d = 0; d < t->ndim; d++)
-            if (t->dims[d].size < 0 && t->dims[d].sym &&
-                strlen(t->dims[d].sym) == len &&
-                !strncmp(t->dims[d].sym, sym, len)) {
-                t->dims[d].size = size;
-                t->dims[d].sym = NULL;
-            }
-    }
-}
-
 /* Binds symbolic dimensions ("batch=16,seq=128") in g itself, then
  * infers again, so that what is built on g afterwards (a loss, a
  * backward pass whose rules need sizes) sees concrete shapes. */
@@ -160,23 +146,8 @@ smelt_status smelt_graph_bind_dims(smelt_ctx_t *ctx, smelt_graph_t *g,
     if (!g || !dims)
         return sm_err(ctx, SMELT_ERR_INVALID_ARG,
                       "smelt_graph_bind_dims: NULL");
-    const char *s = dims;
-    while (*s) {
-        while (*s == ',' || *s == ' ')
-            s++;
-        if (!*s)
-            break;
-        size_t len = strcspn(s, "=,");
-        char *end = NULL;
-        long long v = s[len] == '=' ? strtoll(s + len + 1, &end, 10) : -1;
-        if (len == 0 || s[len] != '=' || end == s + len + 1 || v < 0 ||
-            (*end && *end != ','))
-            return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                          "dims '%s': expected name=size[,name=size] with "
-                          "sizes >= 0",
-                          dims);
-        bind_dim(g, s, len, v);
-        s = end;
-    }
+    sm_dim_binds bs = {0};
+    SM_TRY(sm_dims_parse(ctx, "smelt_graph_bind_dims", dims, &bs));
+    sm_dims_apply(g, &bs);
     return sm_graph_infer(ctx, g);
 }

@@ -17,22 +17,11 @@
 #include "core/dtype.h"
 #include "core/dump_dir.h"
 #include "core/sized.h"
+#include "ir/dims.h"
 #include "ir/infer.h"
 #include "ir/rewrite.h"
 #include "ir/shape_util.h"
 #include "plan/plan.h"
-
-#define MAX_BINDINGS 64
-
-typedef struct binding {
-    char name[64];
-    int64_t size;
-} binding;
-
-typedef struct bindings {
-    int n;
-    binding b[MAX_BINDINGS];
-} bindings;
 
 /* The first version of smelt_plan_options ends with `reference`. */
 #define PLAN_OPTIONS_V1 SM_FIELD_END(smelt_plan_options, reference)
@@ -53,47 +42,10 @@ smelt_status smelt_plan_options_init(smelt_plan_options *o, size_t struct_size)
     return sm_sized_init(o, struct_size, &d, sizeof d, PLAN_OPTIONS_V1);
 }
 
-/* Parses "batch=1,seq=128" into bs. */
-static smelt_status parse_dims(smelt_ctx_t *ctx, const char *s, bindings *bs)
-{
-    while (s && *s) {
-        while (*s == ',' || *s == ' ')
-            s++;
-        if (!*s)
-            break;
-        size_t len = strcspn(s, "=,");
-        if (s[len] != '=' || len == 0 || len >= sizeof bs->b[0].name)
-            return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                          "plan: dims '%s': expected name=size[,name=size]", s);
-        if (bs->n == MAX_BINDINGS)
-            return sm_err(ctx, SMELT_ERR_LIMIT, "plan: more than %d dims",
-                          MAX_BINDINGS);
-        binding *b = &bs->b[bs->n++];
-        memcpy(b->name, s, len);
-        b->name[len] = 0;
-        char *end;
-        long long v = strtoll(s + len + 1, &end, 10);
-        if (end == s + len + 1 || (*end && *end != ',') || v < 0)
-            return sm_err(ctx, SMELT_ERR_INVALID_ARG,
-                          "plan: dim '%s' needs a size >= 0", b->name);
-        b->size = v;
-        s = end;
-    }
-    return SMELT_OK;
-}
-
-static const binding *find_binding(const bindings *bs, const char *name)
-{
-    for (int i = 0; name && i < bs->n; i++)
-        if (!strcmp(bs->b[i].name, name))
-            return &bs->b[i];
-    return NULL;
-}
-
 /* Binds each symbolic dim of input p to the size the example input has,
  * after checking that the example fits p's declared type. */
 static smelt_status bind_example(smelt_ctx_t *ctx, sm_value *p,
-                                 const sm_tensor *t, bindings *bs)
+                                 const sm_tensor *t, sm_dim_binds *bs)
 {
     sm_type *ty = &p->type;
     char want[160], got[160];
@@ -110,13 +62,13 @@ static smelt_status bind_example(smelt_ctx_t *ctx, sm_value *p,
         const char *sym = ty->dims[d].sym;
         if (!sym || ty->dims[d].size >= 0)
             continue;
-        const binding *b = find_binding(bs, sym);
+        const sm_dim_bind *b = sm_dims_find(bs, sym);
         if (b && b->size != t->dims[d])
             return sm_err(ctx, SMELT_ERR_SHAPE,
                           "plan: dim '%s' is %lld, but input '%s' has %lld",
                           sym, (long long)b->size, p->name,
                           (long long)t->dims[d]);
-        if (!b && bs->n < MAX_BINDINGS && strlen(sym) < sizeof bs->b[0].name) {
+        if (!b && bs->n < SM_DIMS_MAX && strlen(sym) < sizeof bs->b[0].name) {
             strcpy(bs->b[bs->n].name, sym);
             bs->b[bs->n++].size = t->dims[d];
         }
@@ -130,8 +82,8 @@ static smelt_status bind_example(smelt_ctx_t *ctx, sm_value *p,
 static smelt_status specialize(smelt_ctx_t *ctx, sm_graph *g,
                                const smelt_plan_options *o)
 {
-    bindings bs = {0};
-    SM_TRY(parse_dims(ctx, o->dims, &bs));
+    sm_dim_binds bs = {0};
+    SM_TRY(sm_dims_parse(ctx, "plan", o->dims, &bs));
     const sm_block *top = g->top;
     if (o->inputs) {
         if (o->n_inputs != top->n_params)
@@ -145,16 +97,7 @@ static smelt_status specialize(smelt_ctx_t *ctx, sm_graph *g,
             SM_TRY(bind_example(ctx, top->params[i], o->inputs[i], &bs));
         }
     }
-    for (int i = 0; i < g->n_values; i++) {
-        sm_type *t = &g->values[i]->type;
-        for (int d = 0; d < t->ndim; d++) {
-            const binding *b = find_binding(&bs, t->dims[d].sym);
-            if (b && t->dims[d].size < 0) {
-                t->dims[d].size = b->size;
-                t->dims[d].sym = NULL;
-            }
-        }
-    }
+    sm_dims_apply(g, &bs);
     for (int i = 0; i < top->n_params; i++) {
         const sm_type *t = &top->params[i]->type;
         if (sm_type_known(t))

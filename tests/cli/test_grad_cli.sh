@@ -64,6 +64,13 @@ expect 2 "--loss max: expected sum or mean" -- "$SMELT" gradcheck "$T/layer.ir" 
 expect 1 "no graph input or initializer is named 'nope'" -- "$SMELT" gradcheck "$T/layer.ir" --wrt nope
 expect 1 "the graph has no input 'y'" -- "$SMELT" gradcheck "$T/layer.ir" --input "y=$X"
 expect 0 "--samples" -- "$SMELT" gradcheck --help
+# --dim binds a symbolic input dim as run does: without it the input to
+# make for the check has no size
+sed 's/f32\[3,4\]/f32[batch,4]/; s/f32\[3,2\]/f32[batch,2]/g' "$T/layer.ir" >"$T/sym.ir"
+expect 1 "is f32[batch,4]: give a tensor for it" -- "$SMELT" gradcheck "$T/sym.ir"
+expect 0 "x           [5,4]" -- "$SMELT" gradcheck "$T/sym.ir" --dim batch=5
+expect 0 "gradcheck: 3 passed, 0 failed" -- "$SMELT" gradcheck "$T/sym.ir" --dim batch=5
+expect 2 "no input has a dimension named 'seq'" -- "$SMELT" gradcheck "$T/sym.ir" --dim seq=5
 
 # grad: the loss printed, every float initializer written as NAME.npy
 expect 0 "loss: " -- "$SMELT" grad "$T/layer.ir" --input "x=$X" --output-dir "$T/g"

@@ -1,8 +1,8 @@
 /*
  * gradcheck.c - `smelt gradcheck FILE [--input NAME=x.npy ...] [--seed S]
- * [--wrt NAME,...] [--loss sum|mean] [--samples K]`: checks the model's
- * analytic gradients against float64 central differences
- * (smelt_gradcheck), one line per value checked, then
+ * [--wrt NAME,...] [--loss sum|mean] [--samples K] [--dim NAME=SIZE]`:
+ * checks the model's analytic gradients against float64 central
+ * differences (smelt_gradcheck), one line per value checked, then
  * "gradcheck: N passed, M failed"; exit status 1 when any failed.
  */
 #include <stdio.h>
@@ -180,6 +180,13 @@ int cli_gradcheck(int argc, char **argv)
     smelt_gradcheck_report_t *r = NULL;
     if (!rc)
         rc = cli_load_graph(ctx, a.files[0], 1, &g);
+    if (!rc)
+        rc = cli_check_dims(&a, g);
+    /* Bound in the model itself, as run binds them in its plan: the
+     * inputs made for the check, and the rules, see the sizes. */
+    if (!rc && a.n_dims &&
+        smelt_graph_bind_dims(ctx, g, a.dims_text) != SMELT_OK)
+        rc = cli_fail(ctx, a.files[0]);
     int n_in = g ? smelt_graph_num_inputs(g) : 0;
     if (!rc && !(in = calloc((size_t)n_in + 1, sizeof *in))) {
         fprintf(stderr, "smelt gradcheck: out of memory\n");
