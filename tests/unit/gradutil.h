@@ -109,4 +109,58 @@ static inline int check_text(const char *text)
     return check_graph(text, NULL, 0, NULL, 0);
 }
 
+/* Compiles the joint graph of `text` (loss: the sum of its first output;
+ * gradients with respect to wrt[0..n_wrt), NULL: every float constant)
+ * into a plan at `level` and checks that every output of the plan is
+ * within tol (relative to the output's largest magnitude) of the
+ * reference interpreter's: the backward ops run on the compiled-plan
+ * runtime too. Returns the number of outputs compared. */
+static inline int check_plan(const char *text, const char *const *wrt,
+                             int n_wrt, int level, double tol)
+{
+    smelt_graph_t *g = parse(text);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *j = NULL;
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    o.wrt = wrt;
+    o.n_wrt = n_wrt;
+    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
+        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    int n_out = smelt_graph_num_outputs(j);
+    smelt_tensor_t *ref[32] = {0}, *got[32] = {0};
+    assert_true(n_out <= 32);
+    if (smelt_graph_run_reference(ctx, j, NULL, 0, ref, n_out) != SMELT_OK)
+        fail_msg("run joint: %s", smelt_ctx_error(ctx));
+    smelt_plan_options po;
+    smelt_plan_options_default(&po);
+    po.level = level;
+    smelt_plan_t *p = NULL;
+    if (smelt_plan_compile(ctx, j, &po, &p) != SMELT_OK)
+        fail_msg("plan compile: %s", smelt_ctx_error(ctx));
+    if (smelt_plan_run(ctx, p, NULL, 0, got, n_out) != SMELT_OK)
+        fail_msg("plan run: %s", smelt_ctx_error(ctx));
+    for (int k = 0; k < n_out; k++) {
+        int64_t n = smelt_tensor_numel(ref[k]);
+        assert_int_equal(smelt_tensor_numel(got[k]), n);
+        double big = 0;
+        for (int64_t i = 0; i < n; i++)
+            big = fmax(big, fabs(smelt_tensor_get_f64(ref[k], i)));
+        for (int64_t i = 0; i < n; i++) {
+            double a = smelt_tensor_get_f64(got[k], i);
+            double b = smelt_tensor_get_f64(ref[k], i);
+            if (!(fabs(a - b) <= tol * (big > 1 ? big : 1)))
+                fail_msg("output %d [%lld]: plan %.9g, reference %.9g", k,
+                         (long long)i, a, b);
+        }
+        smelt_tensor_free(ref[k]);
+        smelt_tensor_free(got[k]);
+    }
+    smelt_plan_free(p);
+    smelt_graph_free(j);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+    return n_out;
+}
+
 #endif
