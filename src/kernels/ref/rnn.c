@@ -27,27 +27,12 @@ const sm_rnn_kind sm_rnn_kinds[3] = {
     {"LSTM", 4, 3, {"Sigmoid", "Tanh", "Tanh"}},
 };
 
-typedef enum act_kind {
-    ACT_RELU,
-    ACT_TANH,
-    ACT_SIGMOID,
-    ACT_AFFINE,
-    ACT_LEAKYRELU,
-    ACT_THRESHOLDEDRELU,
-    ACT_SCALEDTANH,
-    ACT_HARDSIGMOID,
-    ACT_ELU,
-    ACT_SOFTSIGN,
-    ACT_SOFTPLUS,
-    ACT_COUNT
-} act_kind;
-
 /* Names, and the defaults of alpha and beta for the functions that take
  * them (NAN: takes none). */
 static const struct {
     const char *name;
     double alpha, beta;
-} acts[ACT_COUNT] = {
+} acts[SM_RNN_ACT_COUNT] = {
     {"relu", NAN, NAN},       {"tanh", NAN, NAN},
     {"sigmoid", NAN, NAN},    {"affine", 1.0, 0.0},
     {"leakyrelu", 0.01, NAN}, {"thresholdedrelu", 1.0, NAN},
@@ -58,7 +43,7 @@ static const struct {
 
 int sm_rnn_act_find(const char *name)
 {
-    for (int k = 0; name && k < ACT_COUNT; k++) {
+    for (int k = 0; name && k < SM_RNN_ACT_COUNT; k++) {
         const char *p = name, *q = acts[k].name;
         while (*p && tolower((unsigned char)*p) == *q) {
             p++;
@@ -70,27 +55,24 @@ int sm_rnn_act_find(const char *name)
     return -1;
 }
 
-typedef struct act {
-    act_kind kind;
-    double alpha, beta;
-} act;
+typedef sm_rnn_act act;
 
 static double act_apply(const act *f, double x)
 {
     double a = f->alpha, b = f->beta;
     switch (f->kind) {
-    case ACT_RELU: return x > 0 ? x : 0;
-    case ACT_TANH: return tanh(x);
-    case ACT_SIGMOID: return 1 / (1 + exp(-x));
-    case ACT_AFFINE: return a * x + b;
-    case ACT_LEAKYRELU: return x >= 0 ? x : a * x;
-    case ACT_THRESHOLDEDRELU: return x > a ? x : 0;
-    case ACT_SCALEDTANH: return a * tanh(b * x);
-    case ACT_HARDSIGMOID: return fmax(0, fmin(1, a * x + b));
-    case ACT_ELU: return x >= 0 ? x : a * (exp(x) - 1);
-    case ACT_SOFTSIGN: return x / (1 + fabs(x));
-    case ACT_SOFTPLUS: return log1p(exp(x));
-    case ACT_COUNT: break;
+    case SM_RNN_ACT_RELU: return x > 0 ? x : 0;
+    case SM_RNN_ACT_TANH: return tanh(x);
+    case SM_RNN_ACT_SIGMOID: return 1 / (1 + exp(-x));
+    case SM_RNN_ACT_AFFINE: return a * x + b;
+    case SM_RNN_ACT_LEAKYRELU: return x >= 0 ? x : a * x;
+    case SM_RNN_ACT_THRESHOLDEDRELU: return x > a ? x : 0;
+    case SM_RNN_ACT_SCALEDTANH: return a * tanh(b * x);
+    case SM_RNN_ACT_HARDSIGMOID: return fmax(0, fmin(1, a * x + b));
+    case SM_RNN_ACT_ELU: return x >= 0 ? x : a * (exp(x) - 1);
+    case SM_RNN_ACT_SOFTSIGN: return x / (1 + fabs(x));
+    case SM_RNN_ACT_SOFTPLUS: return log1p(exp(x));
+    case SM_RNN_ACT_COUNT: break;
     }
     return x;
 }
@@ -126,34 +108,32 @@ static int dims_are(const sm_tensor *t, int ndim, int64_t d0, int64_t d1,
     return 1;
 }
 
-/* The activations: the attribute's names (n_act per direction) with
- * alpha and beta taken in order by the functions that use them, or the
- * op's defaults. */
-static smelt_status read_acts(const sm_kargs *a, rnn *m)
+smelt_status sm_rnn_read_acts(smelt_ctx_t *ctx, const char *op,
+                              const sm_attrs *attrs, const sm_rnn_kind *kind,
+                              int dirs, sm_rnn_act *f)
 {
-    int n = m->kind->n_act * m->dirs;
-    const sm_attr *names = sm_attrs_find(&a->attrs, "activations");
+    int n = kind->n_act * dirs;
+    const sm_attr *names = sm_attrs_find(attrs, "activations");
     const double *al = NULL, *be = NULL;
-    int nal = sm_attrs_floats(&a->attrs, "activation_alpha", &al);
-    int nbe = sm_attrs_floats(&a->attrs, "activation_beta", &be);
+    int nal = sm_attrs_floats(attrs, "activation_alpha", &al);
+    int nbe = sm_attrs_floats(attrs, "activation_beta", &be);
     if (names && (names->kind != SM_ATTR_STRINGS || names->n != n))
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "%s: activations needs %d names", a->op_name, n);
+        return sm_err(ctx, SMELT_ERR_RUNTIME, "%s: activations needs %d names",
+                      op, n);
     for (int i = 0, ia = 0, ib = 0; i < n; i++) {
         const char *name =
-            names ? names->v.strs[i] : m->kind->act_default[i % m->kind->n_act];
+            names ? names->v.strs[i] : kind->act_default[i % kind->n_act];
         int k = sm_rnn_act_find(name);
         if (k < 0)
-            return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                          "%s: unknown activation '%s'", a->op_name, name);
-        act *f = &m->f[i];
-        f->kind = (act_kind)k;
-        f->alpha = acts[k].alpha;
-        f->beta = acts[k].beta;
-        if (!isnan(f->alpha) && ia < nal)
-            f->alpha = al[ia++];
-        if (!isnan(f->beta) && ib < nbe)
-            f->beta = be[ib++];
+            return sm_err(ctx, SMELT_ERR_RUNTIME, "%s: unknown activation '%s'",
+                          op, name);
+        f[i].kind = (sm_rnn_act_kind)k;
+        f[i].alpha = acts[k].alpha;
+        f[i].beta = acts[k].beta;
+        if (!isnan(f[i].alpha) && ia < nal)
+            f[i].alpha = al[ia++];
+        if (!isnan(f[i].beta) && ib < nbe)
+            f[i].beta = be[ib++];
     }
     return SMELT_OK;
 }
@@ -230,7 +210,8 @@ static smelt_status rnn_setup(const sm_kargs *a, int kind, rnn *m)
         (m->yh && !dims_are(m->yh, 3, sb, sd, h)) ||
         (m->yc && !dims_are(m->yc, 3, sb, sd, h)))
         return bad(a, "the outputs' shapes do not match the inputs");
-    return read_acts(a, m);
+    return sm_rnn_read_acts(a->ctx, a->op_name, &a->attrs, m->kind, m->dirs,
+                            m->f);
 }
 
 /* Element offsets by layout: X (t, b, i), Y (t, dir, b, j) and the
