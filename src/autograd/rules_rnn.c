@@ -10,10 +10,7 @@
  * layout, clip, activation with its alpha and beta, sequence_lens,
  * initial states, LSTM peepholes and input_forget, GRU's
  * linear_before_reset. The engine then differentiates that copy from
- * the gradients of the op's outputs, like any other graph, and the
- * gradients it reaches on the copy's leaves are the op's input
- * gradients. The leaves are Identity copies of the op's inputs, so the
- * inner walk sums into their slots and not into the outer graph's.
+ * the gradients of the op's outputs, like any other graph (rebuild.h).
  *
  * Steps past a row's sequence length keep the state (Where on a mask
  * Less(t, sequence_lens)) and give Y zero; a reverse direction walks t
@@ -23,7 +20,7 @@
 #include <string.h>
 
 #include "autograd/build_move.h"
-#include "autograd/engine.h"
+#include "autograd/rebuild.h"
 #include "autograd/rules_nn.h"
 #include "autograd/rules_norm.h"
 #include "core/alloc.h"
@@ -328,20 +325,16 @@ static void rebuild(sm_grad_ctx *g, const rnn_spec *s, sm_value **out)
               : NULL;
 }
 
-/* The rule: leaves, the rebuilt op, the engine run over it from the
- * outputs' gradients, and the leaves' gradients handed back. */
+/* The rule: the op rebuilt on leaves of its float inputs (not
+ * sequence_lens), differentiated from the outputs' gradients. */
 static smelt_status rnn_rule(sm_grad_ctx *g, int kind)
 {
     rnn_spec s = {0};
     SM_TRY(read_spec(g, kind, &s));
     const sm_node *n = g->n;
-    sm_grad_engine *e = g->eng;
-    /* leaves: Identity copies of the float inputs (layout 0 views) */
-    sm_value *leaf[8] = {NULL};
-    for (int i = 0; i < n->n_in && i < 8; i++)
-        if (n->in[i] && i != 4)
-            leaf[i] = sm_g_op1(g, SM_OP_Identity, n->in[i]);
-    sm_node *before = sm_rw_last(g->rw, g->b);
+    sm_rebuild rb;
+    sm_rebuild_begin(g, &rb, 0xffu & ~(1u << 4));
+    sm_value *const *leaf = rb.leaf;
     const int64_t x1[3] = {1, 0, 2};
     s.x = s.layout ? sm_gn_transpose(g, leaf[0], x1) : leaf[0];
     s.w = leaf[1];
@@ -355,46 +348,7 @@ static smelt_status rnn_rule(sm_grad_ctx *g, int kind)
     }
     sm_value *out[3] = {NULL, NULL, NULL};
     rebuild(g, &s, out);
-    SM_TRY(g->st);
-    /* the copy's nodes, in order */
-    sm_node *first =
-        before ? sm_rw_next(g->rw, before) : sm_rw_first(g->rw, g->b);
-    int nn = 0;
-    for (sm_node *x = first; x; x = sm_rw_next(g->rw, x))
-        nn++;
-    sm_node **nodes = sm_calloc((size_t)nn + 1, sizeof *nodes);
-    if (!nodes)
-        return sm_g_fail(g, SMELT_ERR_NOMEM, "out of memory");
-    nn = 0;
-    for (sm_node *x = first; x; x = sm_rw_next(g->rw, x))
-        nodes[nn++] = x;
-    smelt_status st = sm_grad_reserve(e);
-    for (int i = 0; st == SMELT_OK && i < 8; i++)
-        sm_grad_set_requires(e, leaf[i], i < n->n_in && g->need[i]);
-    if (st == SMELT_OK)
-        sm_grad_mark(e, nodes, nn);
-    for (int k = 0; st == SMELT_OK && k < n->n_out && k < 3; k++)
-        if (g->dy[k] && out[k] && sm_grad_requires(e, out[k]))
-            sm_grad_swap(e, out[k], g->dy[k]);
-    if (st == SMELT_OK)
-        st = sm_grad_backward(e, g->b, nodes, nn);
-    for (int i = 0; st == SMELT_OK && i < 8; i++)
-        if (leaf[i] && g->need[i])
-            sm_g_set(g, i, sm_grad_get(e, leaf[i]));
-    /* the copy's marks and gradients are the inner walk's alone */
-    for (int i = 0; i < 8; i++) {
-        sm_grad_set_requires(e, leaf[i], 0);
-        sm_grad_swap(e, leaf[i], NULL);
-    }
-    for (int i = 0; i < nn; i++)
-        for (int k = 0; k < nodes[i]->n_out; k++) {
-            sm_grad_set_requires(e, nodes[i]->out[k], 0);
-            sm_grad_swap(e, nodes[i]->out[k], NULL);
-        }
-    sm_free(nodes);
-    if (st != SMELT_OK && g->st == SMELT_OK)
-        g->st = st;
-    return g->st;
+    return sm_rebuild_finish(g, &rb, out, 3);
 }
 
 smelt_status sm_grad_rnn(sm_grad_ctx *g)
