@@ -7,6 +7,8 @@
 #define GRADUTIL_H
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -49,6 +51,22 @@ static inline double run_sum_in(smelt_graph_t *g, smelt_tensor_t *const *in,
     return s;
 }
 
+/* The joint graph of g (loss: the sum of its first output) with respect
+ * to wrt[0..n_wrt) (NULL: every float constant); fails the test when
+ * smelt_graph_grad does. */
+static inline smelt_graph_t *joint_of(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                      const char *const *wrt, int n_wrt)
+{
+    smelt_graph_t *j = NULL;
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    o.wrt = wrt;
+    o.n_wrt = n_wrt;
+    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
+        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    return j;
+}
+
 /* Checks every gradient of the joint graph of `text` (loss: the sum of
  * its first output) with respect to the constants wrt[0..n_wrt) (NULL:
  * every float constant), the graph's inputs bound to in[0..n_in), against
@@ -58,13 +76,7 @@ static inline int check_graph(const char *text, const char *const *wrt,
 {
     smelt_graph_t *g = parse(text);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *j = NULL;
-    smelt_grad_options o;
-    smelt_grad_options_default(&o);
-    o.wrt = wrt;
-    o.n_wrt = n_wrt;
-    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
-        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    smelt_graph_t *j = joint_of(ctx, g, wrt, n_wrt);
     assert_int_equal(smelt_graph_verify(ctx, j), SMELT_OK);
     int n_out = smelt_graph_num_outputs(j);
     smelt_tensor_t *out[32] = {0};
@@ -120,13 +132,7 @@ static inline int check_plan(const char *text, const char *const *wrt,
 {
     smelt_graph_t *g = parse(text);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *j = NULL;
-    smelt_grad_options o;
-    smelt_grad_options_default(&o);
-    o.wrt = wrt;
-    o.n_wrt = n_wrt;
-    if (smelt_graph_grad(ctx, g, &o, &j) != SMELT_OK)
-        fail_msg("grad: %s", smelt_ctx_error(ctx));
+    smelt_graph_t *j = joint_of(ctx, g, wrt, n_wrt);
     int n_out = smelt_graph_num_outputs(j);
     smelt_tensor_t *ref[32] = {0}, *got[32] = {0};
     assert_true(n_out <= 32);
@@ -161,6 +167,78 @@ static inline int check_plan(const char *text, const char *const *wrt,
     smelt_graph_free(g);
     smelt_ctx_free(ctx);
     return n_out;
+}
+
+/* A float leaf of a test graph: its name, its type and element count. */
+typedef struct grad_leaf {
+    const char *name, *type;
+    int n;
+} grad_leaf;
+
+/* Graph text: each leaf an f64 constant of distinct values (element i of
+ * leaf k: amp sin(1.3 i + kstep k + 0.4) + slope i, no ties), then body,
+ * then tail (the lines that return). Free it. */
+static inline char *leaf_graph_text(const grad_leaf *l, int n_leaf, double amp,
+                                    double kstep, double slope,
+                                    const char *body, const char *tail)
+{
+    size_t cap = 65536, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t + len, cap - len, "graph t() {\n");
+    for (int k = 0; k < n_leaf; k++) {
+        len += (size_t)snprintf(t + len, cap - len, "  %%%s: %s = const [",
+                                l[k].name, l[k].type);
+        for (int i = 0; i < l[k].n; i++)
+            len += (size_t)snprintf(
+                t + len, cap - len, "%s%.17g", i ? ", " : "",
+                amp * sin(1.3 * i + kstep * k + 0.4) + slope * i);
+        len += (size_t)snprintf(t + len, cap - len, "]\n");
+    }
+    len += (size_t)snprintf(t + len, cap - len, "%s%s}\n", body, tail);
+    assert_true(len < cap - 1);
+    return t;
+}
+
+/* check_graph of text with respect to the leaves; fails unless every
+ * element of every leaf was checked. */
+static inline void check_leaves(const char *text, const grad_leaf *l,
+                                int n_leaf)
+{
+    const char *names[16];
+    int want = 0;
+    assert_true(n_leaf <= 16);
+    for (int k = 0; k < n_leaf; k++) {
+        names[k] = l[k].name;
+        want += l[k].n;
+    }
+    int got = check_graph(text, names, n_leaf, NULL, 0);
+    if (got != want)
+        fail_msg("checked %d gradient elements, expected %d in\n%s", got, want,
+                 text);
+}
+
+/* smelt_graph_grad of text with respect to wrt[0..n_wrt) (NULL: every
+ * float constant) is declined with SMELT_ERR_UNSUPPORTED, its message
+ * holding what and why. */
+static inline void expect_declined(const char *text, const char *const *wrt,
+                                   int n_wrt, const char *what, const char *why)
+{
+    smelt_graph_t *g = parse(text);
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *j = NULL;
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    o.wrt = wrt;
+    o.n_wrt = n_wrt;
+    assert_int_equal(smelt_graph_grad(ctx, g, &o, &j), SMELT_ERR_UNSUPPORTED);
+    assert_null(j);
+    if (!strstr(smelt_ctx_error(ctx), what) ||
+        !strstr(smelt_ctx_error(ctx), why))
+        fail_msg("error '%s' lacks '%s' or '%s'", smelt_ctx_error(ctx), what,
+                 why);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
 }
 
 #endif

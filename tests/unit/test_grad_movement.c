@@ -12,35 +12,15 @@
 
 #include "gradutil.h"
 
-/* A float leaf of a test graph: its name, its type and element count. */
-typedef struct leaf {
-    const char *name, *type;
-    int n;
-} leaf;
+typedef grad_leaf leaf;
 
-/* The graph text: each leaf as an f64 constant of distinct values (no
- * ties, so TopK and max-like selections are stable under eps), then
- * body, which defines %y; the output is y * y, so every element of the
- * gradient differs. */
+/* The graph text: the leaves (distinct values, no ties, so TopK and
+ * max-like selections are stable under eps), then body, which defines
+ * %y; the output is y * y, so every element of the gradient differs. */
 static char *graph_text(const leaf *l, int n_leaf, const char *body)
 {
-    size_t cap = 65536, len = 0;
-    char *t = malloc(cap);
-    assert_non_null(t);
-    len += (size_t)snprintf(t + len, cap - len, "graph t() {\n");
-    for (int k = 0; k < n_leaf; k++) {
-        len += (size_t)snprintf(t + len, cap - len, "  %%%s: %s = const [",
-                                l[k].name, l[k].type);
-        for (int i = 0; i < l[k].n; i++)
-            len +=
-                (size_t)snprintf(t + len, cap - len, "%s%.17g", i ? ", " : "",
-                                 1.5 * sin(1.3 * i + 0.7 * k + 0.4) + 0.01 * i);
-        len += (size_t)snprintf(t + len, cap - len, "]\n");
-    }
-    len += (size_t)snprintf(t + len, cap - len,
-                            "%s  %%z = Mul(%%y, %%y)\n  return %%z\n}\n", body);
-    assert_true(len < cap - 1);
-    return t;
+    return leaf_graph_text(l, n_leaf, 1.5, 0.7, 0.01, body,
+                           "  %z = Mul(%y, %y)\n  return %z\n");
 }
 
 /* check_graph with the gradients taken with respect to the leaves only
