@@ -12,12 +12,10 @@
  * ROI's own count masked out), their corners read with GatherElements
  * and weighted. dX is then the weighted dY scattered back to the corners
  * (Gather's and GatherElements' rules); in max mode it goes to the
- * winning corner of the winning sample.
- *
- * The ROIs get no gradient, as torchvision's roi_align gives none: boxes
- * come from a detector's selection (NonMaxSuppression) that is not
- * differentiated, and the bins' sample counts jump with the box size.
- * The rule reads them directly, not through a leaf.
+ * winning corner of the winning sample. The ROIs get the derivative of
+ * the weights as the samples move with the box (Floor and Ceil give
+ * none: where a sample crosses a pixel edge or, with sampling_ratio 0,
+ * a bin's sample count changes, the output has a kink or a jump).
  */
 #include <math.h>
 #include <string.h>
@@ -162,9 +160,10 @@ static sm_value *corners(sm_grad_ctx *g, const roi_build *s, sm_value **v)
 }
 
 /* The bins [R, C, oh, ow] rebuilt on leaf x (the ROIs read directly). */
-static sm_value *rebuild_bins(sm_grad_ctx *g, const roi_build *s, sm_value *x)
+static sm_value *rebuild_bins(sm_grad_ctx *g, const roi_build *s, sm_value *x,
+                              sm_value *rois)
 {
-    sm_value *rois = g->n->in[1], *bidx = g->n->in[2];
+    sm_value *bidx = g->n->in[2];
     sm_value *y0, *bh, *gh, *x0, *bw, *gw;
     roi_axis(g, s, rois, 1, 3, s->oh, &y0, &bh, &gh);
     roi_axis(g, s, rois, 0, 2, s->ow, &x0, &bw, &gw);
@@ -273,7 +272,7 @@ smelt_status sm_grad_roialign(sm_grad_ctx *g)
         return g->st;
     }
     sm_rebuild rb;
-    sm_rebuild_begin(g, &rb, 1);
-    sm_value *y = rebuild_bins(g, &s, rb.leaf[0]);
+    sm_rebuild_begin(g, &rb, 3);
+    sm_value *y = rebuild_bins(g, &s, rb.leaf[0], rb.leaf[1]);
     return sm_rebuild_finish(g, &rb, &y, 1);
 }

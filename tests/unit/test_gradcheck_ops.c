@@ -73,7 +73,9 @@ static const char *known_marking(const char *op)
 
 /* Float inputs that configure an op rather than feed its values: they
  * get no gradient (as in PyTorch, where they are Python numbers or
- * non-differentiable arguments) and are bound as constants, not checked. */
+ * non-differentiable arguments) and are bound as constants, not checked;
+ * and RoiAlign's boxes, whose values its rule reads when sampling_ratio
+ * is 0. */
 static const struct {
     const char *op;
     int input;
@@ -83,7 +85,9 @@ static const struct {
     {"Resize", 2, "scales: the output size"},
     {"Upsample", 1, "scales: the output size"},
     {"Dropout", 1, "ratio: a probability"},
-    {"RoiAlign", 1, "rois: boxes (torchvision's roi_align gives them none)"},
+    {"RoiAlign", 1,
+     "rois: boxes, bound so that sampling_ratio 0 builds (the rule needs "
+     "their values); test_grad_roialign checks their gradient"},
 };
 
 static int config_input(const char *op, int i)
