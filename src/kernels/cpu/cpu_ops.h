@@ -18,6 +18,8 @@
 
 #include "kernels/cpu/cpuid.h"
 
+struct sm_attn_args; /* attention.h */
+
 /* A strided f32 matrix view: element (r, c) is p[r * rs + c * cs]. */
 typedef struct sm_matf {
     const float *p;
@@ -203,6 +205,14 @@ typedef struct sm_cpu_ops {
      * 4 output rows of 4 n floats, ostride apart. */
     void (*wino_out)(const float *z, int64_t zstride, float *out,
                      int64_t ostride, int64_t n);
+
+    /* ---- flash attention (attention.inc.h) ---- */
+    int attn_bq; /* queries per block */
+    /* Queries [i0, i0 + attn_bq) of batch b, query head h: the output
+     * rows, with ws of (head_dim + v_dim + SM_ATTN_BK + 4) * attn_bq
+     * floats, 64-byte aligned (attention.c). */
+    void (*attn_block)(const struct sm_attn_args *a, int64_t b, int64_t h,
+                       int64_t i0, float *ws);
 } sm_cpu_ops;
 
 extern const sm_cpu_ops sm_cpu_ops_avx512;

@@ -21,4 +21,5 @@
 #include "kernels/cpu/gemm.inc.h"
 #include "kernels/cpu/rows.inc.h"
 #include "kernels/cpu/conv_winograd.inc.h"
+#include "kernels/cpu/attention.inc.h"
 #include "kernels/cpu/isa_table.inc.h"

@@ -44,4 +44,6 @@ const sm_cpu_ops SM_ISA_CAT(sm_cpu_ops_, SM_ISA_SUFFIX) = {
     .lanes_out = lanes_out,
     .wino_in = wino_in,
     .wino_out = wino_out,
+    .attn_bq = ATT_BQ,
+    .attn_block = attn_block,
 };

@@ -1,0 +1,142 @@
+/*
+ * attn_bench.c - time of the flash attention kernel alone
+ * (kernels/cpu/attention.h) on one batch of 8 heads of 64 at several
+ * lengths, causal and not, and its GFLOP/s (4 T^2 D flops unmasked, about
+ * half that causal), for tuning the block kernel without the plan around it.
+ *
+ *   attn_bench [--isa avx512|avx2|scalar] [--threads N] [--time SECONDS]
+ *              [--len T]... [--heads H] [--dim D]
+ *
+ * Each figure is the median of repeated runs filling about --time seconds
+ * (default 0.5) after one warm-up run. A benchmark prints; it never fails
+ * on speed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/threadpool.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpuid.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static float *rand_buf(int64_t n, unsigned seed)
+{
+    float *p = malloc((size_t)n * sizeof *p);
+    for (int64_t i = 0; p && i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (float)((seed >> 16) % 2001) / 1000.0f - 1.0f;
+    }
+    return p;
+}
+
+/* Median seconds of one attention of H heads of D at length T. */
+static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
+                        int causal, sm_threadpool *tp, double budget)
+{
+    float *q = rand_buf(H * T * D, 1), *k = rand_buf(H * T * D, 2);
+    float *v = rand_buf(H * T * D, 3), *o = malloc((size_t)(H * T * D) * 4);
+    size_t wsb = sm_cpu_attention_ws(ops, D, D, sm_threadpool_size(tp));
+    void *ws = aligned_alloc(64, (wsb + 63) & ~(size_t)63);
+    sm_attn_args a = {.batch = 1,
+                      .q_heads = H,
+                      .kv_heads = H,
+                      .q_len = T,
+                      .kv_len = T,
+                      .head_dim = D,
+                      .v_dim = D,
+                      .scale = 0.125f,
+                      .causal = causal,
+                      .q = q,
+                      .k = k,
+                      .v = v,
+                      .out = o};
+    double t[200], med = -1;
+    int n = 0;
+    if (q && k && v && o && ws && sm_cpu_attention(ops, &a, ws, wsb, tp) == 0) {
+        double start = now();
+        while (n < 200 && (n < 3 || now() - start < budget)) {
+            double t0 = now();
+            sm_cpu_attention(ops, &a, ws, wsb, tp);
+            t[n++] = now() - t0;
+        }
+        qsort(t, (size_t)n, sizeof t[0], cmp_double);
+        med = t[n / 2];
+    }
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    free(ws);
+    return med;
+}
+
+int main(int argc, char **argv)
+{
+    const char *isa = NULL;
+    int threads = 2, nlen = 0, ok = 1;
+    int64_t lens[16], H = 8, D = 64;
+    double budget = 0.5;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : "";
+        if (!strcmp(argv[i], "--isa") && ++i)
+            isa = v;
+        else if (!strcmp(argv[i], "--threads") && ++i)
+            threads = atoi(v);
+        else if (!strcmp(argv[i], "--time") && ++i)
+            budget = atof(v);
+        else if (!strcmp(argv[i], "--len") && ++i && nlen < 16)
+            lens[nlen++] = atoll(v);
+        else if (!strcmp(argv[i], "--heads") && ++i)
+            H = atoll(v);
+        else if (!strcmp(argv[i], "--dim") && ++i)
+            D = atoll(v);
+        else {
+            fprintf(stderr, "attn_bench: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    unsigned feat = sm_cpu_detect() & sm_cpu_level_mask(isa, &ok);
+    if (!ok) {
+        fprintf(stderr, "attn_bench: unknown --isa %s\n", isa);
+        return 2;
+    }
+    if (!nlen) {
+        static const int64_t def[] = {512, 1024, 2048, 4096};
+        for (nlen = 0; nlen < 4; nlen++)
+            lens[nlen] = def[nlen];
+    }
+    const sm_cpu_ops *ops = sm_cpu_ops_for(feat);
+    sm_threadpool *tp = NULL;
+    if (threads > 1 && sm_threadpool_new(NULL, threads, &tp) != SMELT_OK)
+        return 1;
+    printf("attention %s, %d thread(s), %lld heads of %lld, block %d x %d\n",
+           ops->name, threads, (long long)H, (long long)D, ops->attn_bq,
+           SM_ATTN_BK);
+    printf("%6s %12s %9s %12s %9s %7s\n", "T", "full ms", "GFLOP/s",
+           "causal ms", "GFLOP/s", "ratio");
+    for (int i = 0; i < nlen; i++) {
+        int64_t T = lens[i];
+        double f = bench_one(ops, T, H, D, 0, tp, budget);
+        double c = bench_one(ops, T, H, D, 1, tp, budget);
+        double fl = 4.0 * (double)T * (double)T * (double)D * (double)H;
+        printf("%6lld %12.3f %9.1f %12.3f %9.1f %7.2f\n", (long long)T, f * 1e3,
+               fl / f * 1e-9, c * 1e3, fl / 2 / c * 1e-9, f / c);
+    }
+    sm_threadpool_free(tp);
+    return 0;
+}

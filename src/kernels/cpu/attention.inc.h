@@ -1,0 +1,293 @@
+/*
+ * attention.inc.h - one query block of flash attention (attention.h),
+ * written once over a simd_*.h vocabulary and compiled per ISA (included
+ * by isa_*.c after vmath.inc.h).
+ *
+ * The block is ATT_NV vectors of queries wide and everything runs
+ * transposed, queries along the vector lanes:
+ *   - Q^T [D][BQ] is copied once per block, pre-multiplied by the scale;
+ *   - scores S^T [BK][BQ] = K_blk Q^T: a register tile broadcasts ATT_R
+ *     keys' elements, read in place from K's rows, against the ATT_NV
+ *     query vectors of Q^T (no packing per key block);
+ *   - the softmax runs down the key rows: a query's running maximum is
+ *     a lane, so the row maxima, the rescale factors and the sums are
+ *     plain vector operations, no horizontal reductions;
+ *   - O^T [Dv][BQ] += V_blk^T P^T: the tile broadcasts ATT_R elements of
+ *     one V row (in place, consecutive) against the query vectors of P^T;
+ *     the rescale of O^T by exp(m_old - m_new) happens as the tile loads.
+ * The only copies are Q^T in and O out, once per block; K and V are read
+ * where they are.
+ */
+#include "kernels/cpu/attention.h"
+
+#if VL == 16
+#define ATT_NV 4 /* 64 queries a block */
+#define ATT_R 6  /* 24 accumulators, 4 query vectors, 1 broadcast */
+#elif VL == 8
+#define ATT_NV 2 /* 16 queries: 12 accumulators, 2 + 1 of 16 ymm */
+#define ATT_R 6
+#else
+#define ATT_NV 4
+#define ATT_R 4
+#endif
+#define ATT_BQ (ATT_NV * VL)
+
+#define ATT_INL static inline __attribute__((always_inline))
+
+/* st[x][.] = K row x . Q^T for x < r (r a constant after inlining):
+ * S^T rows of r keys, ATT_BQ query lanes each. */
+ATT_INL void att_qk(int r, const float *k, int64_t D, const float *qt,
+                    float *st)
+{
+    V acc[ATT_R][ATT_NV];
+    for (int x = 0; x < r; x++)
+        for (int c = 0; c < ATT_NV; c++)
+            acc[x][c] = v_zero();
+    for (int64_t d = 0; d < D; d++) {
+        V q[ATT_NV];
+        for (int c = 0; c < ATT_NV; c++)
+            q[c] = v_load(qt + d * ATT_BQ + c * VL);
+        for (int x = 0; x < r; x++) {
+            V kb = v_set1(k[x * D + d]);
+            for (int c = 0; c < ATT_NV; c++)
+                acc[x][c] = v_fma(kb, q[c], acc[x][c]);
+        }
+    }
+    for (int x = 0; x < r; x++)
+        for (int c = 0; c < ATT_NV; c++)
+            v_store(st + x * ATT_BQ + c * VL, acc[x][c]);
+}
+
+/* ot[x][.] = ot[x][.] * alpha + sum over j < nk of v[j][x] p[j][.] for
+ * x < r: r rows of O^T (output features), v at the first of them. */
+ATT_INL void att_pv(int r, const float *v, int64_t Dv, const float *pt,
+                    int64_t nk, const float *alpha, float *ot)
+{
+    V acc[ATT_R][ATT_NV];
+    for (int c = 0; c < ATT_NV; c++) {
+        V al = v_load(alpha + c * VL);
+        for (int x = 0; x < r; x++)
+            acc[x][c] = v_mul(v_load(ot + x * ATT_BQ + c * VL), al);
+    }
+    for (int64_t j = 0; j < nk; j++) {
+        V p[ATT_NV];
+        for (int c = 0; c < ATT_NV; c++)
+            p[c] = v_load(pt + j * ATT_BQ + c * VL);
+        for (int x = 0; x < r; x++) {
+            V vb = v_set1(v[j * Dv + x]);
+            for (int c = 0; c < ATT_NV; c++)
+                acc[x][c] = v_fma(vb, p[c], acc[x][c]);
+        }
+    }
+    for (int x = 0; x < r; x++)
+        for (int c = 0; c < ATT_NV; c++)
+            v_store(ot + x * ATT_BQ + c * VL, acc[x][c]);
+}
+
+/* S^T for nk keys: whole tiles of ATT_R keys, then one tile of the rest
+ * (each row count its own compiled tile). */
+static void att_scores(const float *k, int64_t D, const float *qt, float *st,
+                       int64_t nk)
+{
+    int64_t j = 0;
+    for (; j + ATT_R <= nk; j += ATT_R)
+        att_qk(ATT_R, k + j * D, D, qt, st + j * ATT_BQ);
+    switch (nk - j) {
+#define ATT_QK_CASE(n)                                                         \
+    case n: att_qk(n, k + j * D, D, qt, st + j * ATT_BQ); break;
+        ATT_QK_CASE(1)
+        ATT_QK_CASE(2)
+        ATT_QK_CASE(3)
+#if ATT_R > 4
+        ATT_QK_CASE(4)
+        ATT_QK_CASE(5)
+#endif
+#undef ATT_QK_CASE
+    default: break;
+    }
+}
+
+/* O^T = O^T alpha + V_blk^T P^T over all Dv rows, ATT_R at a time. */
+static void att_values(const float *v, int64_t Dv, const float *pt, int64_t nk,
+                       const float *alpha, float *ot)
+{
+    int64_t x = 0;
+    for (; x + ATT_R <= Dv; x += ATT_R)
+        att_pv(ATT_R, v + x, Dv, pt, nk, alpha, ot + x * ATT_BQ);
+    switch (Dv - x) {
+#define ATT_PV_CASE(n)                                                         \
+    case n: att_pv(n, v + x, Dv, pt, nk, alpha, ot + x * ATT_BQ); break;
+        ATT_PV_CASE(1)
+        ATT_PV_CASE(2)
+        ATT_PV_CASE(3)
+#if ATT_R > 4
+        ATT_PV_CASE(4)
+        ATT_PV_CASE(5)
+#endif
+#undef ATT_PV_CASE
+    default: break;
+    }
+}
+
+/* The mask's values for key column `col` (a pointer to the block's
+ * first query) across the block's nq queries, query stride sq, into
+ * lanes (0 past nq); bool masks as 0 / 1. A mask constant over the
+ * queries (sq 0) is one broadcast. */
+static V att_mask_lanes(const sm_attn_args *a, int64_t col, int64_t sq,
+                        int64_t nq, float *lanes, int c)
+{
+    if (a->mask_kind == SM_ATTN_MASK_FLOAT) {
+        const float *m = (const float *)a->mask + col;
+        if (sq == 0)
+            return v_set1(m[0]);
+        if (sq == 1) { /* a mask [.., Tq, 1]: the lanes are contiguous */
+            int64_t cnt = nq - c * VL;
+            return cnt >= VL  ? v_load(m + c * VL)
+                   : cnt <= 0 ? v_zero()
+                              : v_loadn_fill(m + c * VL, cnt, 0.0f);
+        }
+        for (int64_t i = 0; i < VL; i++) {
+            int64_t q = c * VL + i;
+            lanes[i] = q < nq ? m[q * sq] : 0.0f;
+        }
+    } else {
+        const uint8_t *m = (const uint8_t *)a->mask + col;
+        if (sq == 0)
+            return v_set1(m[0] ? 1.0f : 0.0f);
+        for (int64_t i = 0; i < VL; i++) {
+            int64_t q = c * VL + i;
+            lanes[i] = q < nq && m[q * sq] ? 1.0f : 0.0f;
+        }
+    }
+    return v_load(lanes);
+}
+
+/*
+ * Scale is already in Q^T. Adds the mask (mask element offset moff of
+ * the block's first query and key, strides sq per query and sk per key)
+ * and hides what the causal rule or a false bool hides (-inf) in the nk
+ * rows of S^T, leaving each lane's maximum in mx. causal_from: the first
+ * key row of the block that some query of the block cannot see (nk when
+ * none); lane i sees key row j iff i >= j + lim.
+ */
+static void att_mask_max(const sm_attn_args *a, float *st, int64_t nk,
+                         int64_t nq, int64_t moff, int64_t sq, int64_t sk,
+                         int64_t causal_from, int64_t lim, float *lanes,
+                         V mx[ATT_NV])
+{
+    const V ninf = v_set1(-__builtin_inff()), half = v_set1(0.5f);
+    V iota[ATT_NV];
+    for (int c = 0; c < ATT_NV; c++) {
+        for (int i = 0; i < VL; i++)
+            lanes[i] = (float)(c * VL + i);
+        iota[c] = v_load(lanes);
+        mx[c] = ninf;
+    }
+    for (int64_t j = 0; j < nk; j++) {
+        float *row = st + j * ATT_BQ;
+        for (int c = 0; c < ATT_NV; c++) {
+            V s = v_load(row + c * VL);
+            if (a->mask_kind == SM_ATTN_MASK_FLOAT)
+                s = v_add(s,
+                          att_mask_lanes(a, moff + j * sk, sq, nq, lanes, c));
+            else if (a->mask_kind == SM_ATTN_MASK_BOOL)
+                s = v_sel_lt(att_mask_lanes(a, moff + j * sk, sq, nq, lanes, c),
+                             half, ninf, s);
+            if (j >= causal_from)
+                s = v_sel_lt(iota[c], v_set1((float)(j + lim)), ninf, s);
+            v_store(row + c * VL, s);
+            mx[c] = v_max(mx[c], s);
+        }
+    }
+}
+
+/*
+ * The online softmax step for one key block: m_new = max(m, block max);
+ * alpha = e^(m - m_new) rescales what was summed so far; P = e^(S - m_new)
+ * in place of S^T; l = l alpha + sum P. While a query has seen only
+ * hidden keys (m_new = -inf) it subtracts 0 instead, so hidden keys give
+ * P = 0 and not NaN, and its l stays 0.
+ */
+static void att_softmax_step(float *st, int64_t nk, const V mx[ATT_NV],
+                             float *m, float *l, float *alpha)
+{
+    const V flo = v_set1(-3.402823466e38f);
+    V mu[ATT_NV], sum[ATT_NV];
+    for (int c = 0; c < ATT_NV; c++) {
+        V mo = v_load(m + c * VL), mn = v_max(mo, mx[c]);
+        mu[c] = v_sel_lt(mn, flo, v_zero(), mn);
+        v_store(alpha + c * VL, v_exp_low(v_sub(mo, mu[c])));
+        v_store(m + c * VL, mn);
+        sum[c] = v_zero();
+    }
+    for (int64_t j = 0; j < nk; j++) {
+        float *row = st + j * ATT_BQ;
+        for (int c = 0; c < ATT_NV; c++) {
+            V p = v_exp_low(v_sub(v_load(row + c * VL), mu[c]));
+            v_store(row + c * VL, p);
+            sum[c] = v_add(sum[c], p);
+        }
+    }
+    for (int c = 0; c < ATT_NV; c++)
+        v_store(l + c * VL,
+                v_fma(v_load(l + c * VL), v_load(alpha + c * VL), sum[c]));
+}
+
+/*
+ * One block of queries [i0, i0 + ATT_BQ) of (batch b, query head h):
+ * the whole flash loop over the keys it can see, then O = O^T / l
+ * transposed into the output rows (0 / 0 = NaN for a query that saw no
+ * key). ws: attn_ws_floats(D, Dv) floats (the driver's per-thread
+ * slice).
+ */
+static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
+                       float *ws)
+{
+    const int64_t D = a->head_dim, Dv = a->v_dim, Tq = a->q_len, Tk = a->kv_len,
+                  BK = SM_ATTN_BK;
+    const int64_t nq = Tq - i0 < ATT_BQ ? Tq - i0 : ATT_BQ;
+    const int64_t hk = h / (a->q_heads / a->kv_heads), off = Tk - Tq;
+    const float *q = a->q + ((b * a->q_heads + h) * Tq + i0) * D;
+    const float *k = a->k + (b * a->kv_heads + hk) * Tk * D;
+    const float *v = a->v + (b * a->kv_heads + hk) * Tk * Dv;
+    float *o = a->out + ((b * a->q_heads + h) * Tq + i0) * Dv;
+    float *qt = ws, *st = qt + D * ATT_BQ, *ot = st + BK * ATT_BQ;
+    float *m = ot + Dv * ATT_BQ, *l = m + ATT_BQ, *alpha = l + ATT_BQ,
+          *lanes = alpha + ATT_BQ;
+
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t i = 0; i < ATT_BQ; i++)
+            qt[d * ATT_BQ + i] = i < nq ? q[i * D + d] * a->scale : 0.0f;
+    for (int64_t i = 0; i < ATT_BQ; i++) {
+        m[i] = -__builtin_inff();
+        l[i] = 0.0f;
+    }
+    for (int64_t i = 0; i < Dv * ATT_BQ; i++)
+        ot[i] = 0.0f;
+
+    /* keys past the last query's limit are hidden from the whole block:
+     * those blocks are never visited */
+    int64_t jend = Tk;
+    if (a->causal && i0 + nq + off < jend)
+        jend = i0 + nq + off;
+    const int64_t *ms = a->mask_strides;
+    int64_t moff = b * ms[0] + h * ms[1] + i0 * ms[2];
+    V mx[ATT_NV];
+    for (int64_t j0 = 0; j0 < jend; j0 += BK) {
+        int64_t nk = jend - j0 < BK ? jend - j0 : BK;
+        /* the first query (i0) sees keys up to i0 + off: rows past that
+         * need the causal test */
+        int64_t cf = nk;
+        if (a->causal && i0 + off + 1 - j0 < nk)
+            cf = i0 + off + 1 - j0 < 0 ? 0 : i0 + off + 1 - j0;
+        att_scores(k + j0 * D, D, qt, st, nk);
+        att_mask_max(a, st, nk, nq, moff + j0 * ms[3], ms[2], ms[3], cf,
+                     j0 - off - i0, lanes, mx);
+        att_softmax_step(st, nk, mx, m, l, alpha);
+        att_values(v + j0 * Dv, Dv, st, nk, alpha, ot);
+    }
+
+    for (int64_t i = 0; i < nq; i++)
+        for (int64_t x = 0; x < Dv; x++)
+            o[i * Dv + x] = ot[x * ATT_BQ + i] / l[i];
+}
