@@ -5,7 +5,8 @@
  * odd sizes, negative axes, indices and steps, broadcasting, element
  * sizes 1, 2, 4 and 8, empty tensors, copies large enough to split over
  * the pool; bad indices fail cleanly, in the kernel and in a plan. And
- * Transpose (kernels/cpu/movement_transpose.c) on every ISA entry.
+ * Transpose (kernels/cpu/movement_transpose.c) on every ISA entry, and
+ * Pad (kernels/cpu/movement_pad.c) in every mode.
  */
 #include <string.h>
 
@@ -308,6 +309,52 @@ static void test_expand(void **state)
     check_expand(ck_rand(2, D(1000, 1), 7), 2, V(1000, 40));
 }
 
+/* Pad of x by pads (2 * n values; over the axes ax when given) in mode,
+ * with the constant cv when given, through the kernel and the reference. */
+static void check_pad(sm_tensor *x, const char *mode, int n, const double *pads,
+                      sm_tensor *cv, const double *ax)
+{
+    sm_tensor *in[4] = {x, ints(I64, 2 * n, pads), cv,
+                        ax ? ints(I64, n, ax) : NULL};
+    int n_in = ax ? 4 : cv ? 3 : 2;
+    CK_CHECK(SM_OP_Pad, n_in, in, 1, ATTRS(A_STR("mode", mode)), CK_ONE(pad), 0,
+             EXACT);
+}
+
+static void test_pad(void **state)
+{
+    (void)state;
+    const char *modes[] = {"constant", "reflect", "edge", "wrap"};
+    for (int m = 0; m < 4; m++) {
+        /* NCHW spatial padding, as a pool or conv export writes it */
+        check_pad(ck_rand(4, D(2, 3, 5, 6), 1), modes[m], 4,
+                  V(0, 0, 1, 2, 0, 0, 2, 1), NULL, NULL);
+        /* every axis, padding wider than reflect's period */
+        check_pad(ck_rand(3, D(3, 4, 5), 2), modes[m], 3, V(1, 2, 7, 2, 1, 6),
+                  NULL, NULL);
+        /* negative pads crop first */
+        check_pad(ck_rand(2, D(6, 9), 3), modes[m], 2, V(-1, 2, 1, -3), NULL,
+                  NULL);
+        /* 1-D, one element */
+        check_pad(ck_rand(1, D(1), 4), modes[m], 1, V(3, 2), NULL, NULL);
+    }
+    /* a nonzero constant; other element sizes */
+    check_pad(ck_rand(3, D(2, 3, 4), 5), "constant", 3, V(1, 0, 2, 0, 1, 3),
+              nn_tensor(F32, 0, NULL, V(-1.5)), NULL);
+    check_pad(nn_pattern(I8, 2, D(3, 5), 6), "constant", 2, V(1, 1, 2, 2),
+              nn_tensor(I8, 0, NULL, V(7)), NULL);
+    check_pad(nn_pattern(I64, 3, D(2, 3, 4), 7), "reflect", 3,
+              V(0, 1, 2, 0, 1, 3), NULL, NULL);
+    /* opset 18's axes; a constant-pad whose whole rows are the fill */
+    check_pad(ck_rand(3, D(4, 5, 6), 8), "edge", 2, V(1, -2, 3, 1), NULL,
+              V(2, 0));
+    check_pad(ck_rand(3, D(0, 5, 6), 9), "constant", 3, V(1, 0, 0, 2, 0, 0),
+              NULL, NULL);
+    /* large enough to split over the pool */
+    check_pad(ck_rand(4, D(1, 32, 128, 128), 10), "constant", 4,
+              V(0, 0, 1, 1, 0, 0, 1, 1), NULL, NULL);
+}
+
 /* Nodes a kernel must leave to the reference: mixed dtypes, a non-bool
  * condition, float indices. */
 static void test_refusals(void **state)
@@ -386,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_concat),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_pad),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_transpose),
     };

@@ -52,6 +52,30 @@ static void test_avgpool(void **state)
                        A_INTS("pads", 1, 0, 0, 2), A_INTS("strides", 3, 1),
                        A_INT("count_include_pad", inc)),
                  CK_ENTRIES(avgpool), 0, TOL);
+        /* small planes, stride 1: interior and border columns */
+        CK_CHECK(SM_OP_AveragePool, 1,
+                 ((sm_tensor *[]){ck_rand(4, D(1, 16, 8, 8), 5)}), 1,
+                 ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("pads", 1, 1, 1, 1),
+                       A_INT("count_include_pad", inc)),
+                 CK_ENTRIES(avgpool), 0, TOL);
+        /* a window wider than the input: no column has every tap inside */
+        CK_CHECK(SM_OP_AveragePool, 1,
+                 ((sm_tensor *[]){ck_rand(4, D(1, 3, 6, 4), 6)}), 1,
+                 ATTRS(A_INTS("kernel_shape", 3, 5), A_INTS("pads", 1, 2, 1, 2),
+                       A_INT("count_include_pad", inc)),
+                 CK_ENTRIES(avgpool), 0, TOL);
+        /* dilated; and more taps than one pass keeps (9 x 9) */
+        CK_CHECK(SM_OP_AveragePool, 1,
+                 ((sm_tensor *[]){ck_rand(4, D(1, 2, 12, 40), 7)}), 1,
+                 ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("dilations", 2, 3),
+                       A_INTS("pads", 2, 2, 2, 2),
+                       A_INT("count_include_pad", inc)),
+                 CK_ENTRIES(avgpool), 0, TOL);
+        CK_CHECK(SM_OP_AveragePool, 1,
+                 ((sm_tensor *[]){ck_rand(4, D(1, 2, 20, 21), 8)}), 1,
+                 ATTRS(A_INTS("kernel_shape", 9, 9), A_INTS("pads", 4, 4, 4, 4),
+                       A_INT("count_include_pad", inc)),
+                 CK_ENTRIES(avgpool), 0, TOL);
     }
 }
 

@@ -9,10 +9,21 @@
  * padding never count). Planes split over the pool, each thread with its
  * own row buffer in the workspace. NaN inputs follow the vector max's
  * rules rather than the reference's (NaN does not always win).
+ *
+ * An output row with at most POOL_MAX_TAPS taps is one pass over the
+ * row with every tap's sum or maximum kept in registers (max_taps; for
+ * averages the depthwise row with unit weights, dw_row, which adds the
+ * taps in the same order as one add per tap would). The averages'
+ * divisor is the same for every column whose taps all lie inside the
+ * input (found once per call), so only the border columns work it out
+ * tap by tap. On a 16 x 8 x 8 plane this took an AveragePool from about
+ * 10 us a call to 2 us (each tap had been a call over 8 floats, each
+ * column's divisor three integer divisions).
  */
 #include <math.h>
 #include <string.h>
 
+#include "core/act.h"
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/registry.h"
@@ -34,7 +45,15 @@ typedef struct pool_job {
     char *ws;
     size_t per_thread;
     int64_t kx_off[POOL_MAX_TAPS]; /* split-row offset of each kx */
+    /* columns [ox_in0, ox_in1) have all their taps inside the input */
+    int64_t ox_in0, ox_in1;
 } pool_job;
+
+/* Unit weights: average pooling's sum of taps as a depthwise row. */
+static const float pool_ones[POOL_MAX_TAPS] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 /* Kernel taps of one dim at output o that land in [0, in) (*lo..*hi as
  * kernel indices), and how many land before in + pad1 (the padded
@@ -56,6 +75,28 @@ static void taps_1d(const sm_window *w, int d, int64_t o, int64_t *lo,
     *n_pad = c < k ? c : k;
 }
 
+/* The columns whose taps all lie inside the input, [*a, *b) (empty when
+ * none): their divisor is the kernel width whether or not padding
+ * counts. */
+static void full_columns(const sm_window *w, int64_t ow, int64_t *a, int64_t *b)
+{
+    int64_t lo, hi, np, k = w->kernel[1];
+    *a = 0;
+    while (*a < ow) {
+        taps_1d(w, 1, *a, &lo, &hi, &np);
+        if (lo == 0 && hi == k && np == k)
+            break;
+        ++*a;
+    }
+    *b = ow;
+    while (*b > *a) {
+        taps_1d(w, 1, *b - 1, &lo, &hi, &np);
+        if (lo == 0 && hi == k && np == k)
+            break;
+        --*b;
+    }
+}
+
 /* Workspace floats per thread: the split rows of one plane. */
 static size_t pool_per_thread(const sm_rowsplit *rs, int64_t H)
 {
@@ -70,8 +111,8 @@ static void pool_row(const pool_job *J, const float *buf, float *yr, int64_t oy)
     int64_t ylo, yhi, ypad, row = sm_rowsplit_len(&J->rs);
     taps_1d(w, 0, oy, &ylo, &yhi, &ypad);
     int64_t ntaps = (yhi - ylo) * w->kernel[1];
-    if (J->is_max && ntaps > 0 && ntaps <= POOL_MAX_TAPS) {
-        /* all taps at once, the maximum in registers */
+    if (ntaps > 0 && ntaps <= POOL_MAX_TAPS) {
+        /* all taps at once, the maximum or sum in registers */
         const float *taps[POOL_MAX_TAPS];
         for (int64_t ky = ylo; ky < yhi; ky++) {
             const float *r =
@@ -79,26 +120,42 @@ static void pool_row(const pool_job *J, const float *buf, float *yr, int64_t oy)
             for (int64_t kx = 0; kx < w->kernel[1]; kx++)
                 taps[(ky - ylo) * w->kernel[1] + kx] = r + J->kx_off[kx];
         }
-        J->ops->max_taps(taps, (int)ntaps, yr, J->OW);
-        return;
-    }
-    float init = J->is_max ? -INFINITY : 0.0f;
-    for (int64_t ox = 0; ox < J->OW; ox++)
-        yr[ox] = init;
-    for (int64_t ky = ylo; ky < yhi; ky++) {
-        const float *r =
-            buf + (oy * w->stride[0] - w->pad0[0] + ky * w->dil[0]) * row;
-        for (int64_t kx = 0; kx < w->kernel[1]; kx++) {
-            const float *t = r + sm_rowsplit_tap(&J->rs, kx);
-            if (J->is_max)
-                J->ops->max_strided(t, 1, yr, J->OW);
-            else
-                J->ops->axpy_strided(1.0f, t, 1, yr, J->OW);
+        if (J->is_max) {
+            J->ops->max_taps(taps, (int)ntaps, yr, J->OW);
+            return;
         }
+        J->ops->dw_row(taps, pool_ones, (int)ntaps, yr, J->OW, 0.0f,
+                       SM_ACT_NONE, 0.0f, 0.0f);
+    } else {
+        float init = J->is_max ? -INFINITY : 0.0f;
+        for (int64_t ox = 0; ox < J->OW; ox++)
+            yr[ox] = init;
+        for (int64_t ky = ylo; ky < yhi; ky++) {
+            const float *r =
+                buf + (oy * w->stride[0] - w->pad0[0] + ky * w->dil[0]) * row;
+            for (int64_t kx = 0; kx < w->kernel[1]; kx++) {
+                const float *t = r + sm_rowsplit_tap(&J->rs, kx);
+                if (J->is_max)
+                    J->ops->max_strided(t, 1, yr, J->OW);
+                else
+                    J->ops->axpy_strided(1.0f, t, 1, yr, J->OW);
+            }
+        }
+        if (J->is_max)
+            return;
     }
-    if (J->is_max)
-        return;
+    /* the divisor: taps inside the input (or the padded extent) */
+    int64_t ycnt = J->include_pad ? ypad : yhi - ylo;
+    if (ycnt > 0) {
+        float div = (float)(ycnt * w->kernel[1]);
+        for (int64_t ox = J->ox_in0; ox < J->ox_in1; ox++)
+            yr[ox] = yr[ox] / div;
+    }
     for (int64_t ox = 0; ox < J->OW; ox++) {
+        if (ox == J->ox_in0 && ycnt > 0) {
+            ox = J->ox_in1 - 1;
+            continue;
+        }
         int64_t xlo, xhi, xpad;
         taps_1d(w, 1, ox, &xlo, &xhi, &xpad);
         int64_t div = J->include_pad ? ypad * xpad : (yhi - ylo) * (xhi - xlo);
@@ -222,6 +279,7 @@ static smelt_status pool_run(const sm_cpu_ops *ops, const sm_kargs *a,
         J.per_thread = pool_per_thread(&J.rs, J.H);
         for (int64_t kx = 0; kx < J.w.kernel[1] && kx < POOL_MAX_TAPS; kx++)
             J.kx_off[kx] = sm_rowsplit_tap(&J.rs, kx);
+        full_columns(&J.w, J.OW, &J.ox_in0, &J.ox_in1);
         J.ws = sm_cpu_scratch(a->workspace, a->workspace_bytes,
                               (size_t)threads * J.per_thread + 64, &own);
         if (!J.ws)

@@ -290,18 +290,11 @@ int64_t sm_pad_source(sm_pad_mode m, int64_t i, int64_t dim)
     return -1;
 }
 
-/* Pad's source map: along axis d the output reads kept position
- * idx - begin of the cropped input [lo, lo + kept), mapped by the mode. */
-typedef struct pad_map {
-    sm_pad_mode mode;
-    int ndim;
-    int64_t begin[SMELT_MAX_DIMS], lo[SMELT_MAX_DIMS], kept[SMELT_MAX_DIMS],
-        stride[SMELT_MAX_DIMS];
-} pad_map;
-
+/* Pad's source map: the input element offset output index idx reads,
+ * or -1 for the constant fill. */
 static int64_t pad_src(const void *user, const int64_t *idx)
 {
-    const pad_map *m = user;
+    const sm_pad_geom *m = user;
     int64_t off = 0;
     for (int d = 0; d < m->ndim; d++) {
         int64_t k = sm_pad_source(m->mode, idx[d] - m->begin[d], m->kept[d]);
@@ -312,52 +305,60 @@ static int64_t pad_src(const void *user, const int64_t *idx)
     return off;
 }
 
-/* Pad(data, pads, constant_value?, axes?): negative pads first crop each
- * axis, then positive ones pad it in the given mode (the constant fill
- * where the mode is constant). */
-smelt_status sm_ref_pad(const sm_kargs *a)
+smelt_status sm_pad_check(const sm_kargs *a, sm_pad_geom *m)
 {
     const sm_tensor *x = a->in[0], *cv = opt_in(a, 2);
-    sm_tensor *y = a->out[0];
+    const sm_tensor *y = a->out[0];
     const char *mname = sm_attrs_string(&a->attrs, "mode", "constant");
     int mode = sm_pad_mode_from(mname);
     if (mode < 0)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME, "Pad: unknown mode '%s'",
                       mname);
-    pad_map m = {(sm_pad_mode)mode, x->ndim, {0}, {0}, {0}, {0}};
+    memset(m, 0, sizeof *m);
+    m->mode = (sm_pad_mode)mode;
+    m->ndim = x->ndim;
     int64_t end[SMELT_MAX_DIMS];
-    SM_TRY(sm_pad_read(a->ctx, x->ndim, a->in[1], opt_in(a, 3), m.begin, end));
+    SM_TRY(sm_pad_read(a->ctx, x->ndim, a->in[1], opt_in(a, 3), m->begin, end));
     if (y->ndim != x->ndim)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "Pad: output rank %d differs from input rank %d", y->ndim,
                       x->ndim);
-    sm_strides(x->ndim, x->dims, m.stride);
+    sm_strides(x->ndim, x->dims, m->stride);
     for (int d = 0; d < x->ndim; d++) {
-        m.lo[d] = m.begin[d] < 0 ? -m.begin[d] : 0;
+        m->lo[d] = m->begin[d] < 0 ? -m->begin[d] : 0;
         int64_t hi = end[d] < 0 ? -end[d] : 0;
-        if (m.lo[d] > x->dims[d] || hi > x->dims[d] - m.lo[d])
+        if (m->lo[d] > x->dims[d] || hi > x->dims[d] - m->lo[d])
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "Pad: pads crop more than axis %d", d);
-        m.kept[d] = x->dims[d] - m.lo[d] - hi;
-        m.begin[d] += m.lo[d];
-        if (y->dims[d] - m.kept[d] - m.begin[d] != end[d] + hi)
+        m->kept[d] = x->dims[d] - m->lo[d] - hi;
+        m->begin[d] += m->lo[d];
+        if (y->dims[d] - m->kept[d] - m->begin[d] != end[d] + hi)
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "Pad: output size %lld of axis %d does not match",
                           (long long)y->dims[d], d);
-        if (mode != SM_PAD_CONSTANT && m.kept[d] == 0 && y->dims[d] > 0)
+        if (mode != SM_PAD_CONSTANT && m->kept[d] == 0 && y->dims[d] > 0)
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "Pad: cannot pad empty axis %d in mode '%s'", d,
                           mname);
     }
-    char fill[16] = {0};
     if (cv && cv->numel > 0) {
         if (cv->dtype != x->dtype)
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "Pad: constant_value is %s but data is %s",
                           smelt_dtype_name(cv->dtype),
                           smelt_dtype_name(x->dtype));
-        memcpy(fill, cv->data, smelt_dtype_size(x->dtype));
+        memcpy(m->fill, cv->data, smelt_dtype_size(x->dtype));
     }
-    sm_movement_copy(y, x, pad_src, &m, fill);
+    return SMELT_OK;
+}
+
+/* Pad(data, pads, constant_value?, axes?): negative pads first crop each
+ * axis, then positive ones pad it in the given mode (the constant fill
+ * where the mode is constant). */
+smelt_status sm_ref_pad(const sm_kargs *a)
+{
+    sm_pad_geom m;
+    SM_TRY(sm_pad_check(a, &m));
+    sm_movement_copy(a->out[0], a->in[0], pad_src, &m, m.fill);
     return SMELT_OK;
 }

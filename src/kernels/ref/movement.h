@@ -97,6 +97,23 @@ smelt_status sm_pad_read(smelt_ctx_t *ctx, int ndim, const sm_tensor *pads,
  * mode m; -1 for the constant fill. */
 int64_t sm_pad_source(sm_pad_mode m, int64_t i, int64_t dim);
 
+/* A checked Pad: along axis d, output position i reads position
+ * lo[d] + sm_pad_source(mode, i - begin[d], kept[d]) of the input (whose
+ * element strides are stride[]); negative pads became lo[d] (a crop at
+ * the start) and a shorter kept[d]. fill holds the constant's bytes. */
+typedef struct sm_pad_geom {
+    sm_pad_mode mode;
+    int ndim;
+    int64_t begin[SMELT_MAX_DIMS], lo[SMELT_MAX_DIMS], kept[SMELT_MAX_DIMS],
+        stride[SMELT_MAX_DIMS];
+    char fill[16];
+} sm_pad_geom;
+
+/* Checks Pad(data, pads, constant_value?, axes?) against its output's
+ * shape and fills m: the reference and the CPU kernel share it, so both
+ * fail alike on bad pads. */
+smelt_status sm_pad_check(const sm_kargs *a, sm_pad_geom *m);
+
 /* Shape: the [lo, hi) range of dimensions of a rank-rank input selected by
  * the start and end attributes (clamped as ONNX opset 15 says). */
 void sm_shape_op_range(const sm_attrs *a, int rank, int *lo, int *hi);
