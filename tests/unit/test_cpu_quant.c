@@ -311,6 +311,64 @@ static void test_refusals(void **state)
     sm_tensor_free(out[0]);
 }
 
+/* Scales known only at run time are checked when the node runs: a
+ * negative weight scale or a zero output scale is an error naming the
+ * op, on every instance and in the reference. */
+static void test_bad_scales(void **state)
+{
+    (void)state;
+    static const double bad_b[] = {-0.1, NAN, 0.05}, bad_y[] = {0.9, 0.9, 0};
+    for (int c = 0; c < 3; c++) {
+        sm_tensor *in[8] = {
+            q_rand(U8, 2, D(3, 5), 1), f_scalar(0.02),
+            q_rand(U8, 0, NULL, 2),    q_rand(I8, 2, D(5, 4), 3),
+            f_scalar(bad_b[c]),        q_rand(I8, 0, NULL, 4),
+            f_scalar(bad_y[c]),        q_rand(U8, 0, NULL, 5)};
+        const sm_op_info *info = sm_op_info_get(SM_OP_QLinearMatMul);
+        sm_attrs at = {NULL, 0, info->spec, info->n_spec};
+        sm_tensor *out[1] = {nn_tensor(U8, 2, D(3, 4), NULL)};
+        const char *names[] = {"qmatmul_i8_avx512vnni", "qmatmul_i8_avxvnni",
+                               "qmatmul_i8_avx2", "qmatmul_i8_scalar"};
+        for (int e = 0; e < 4; e++) {
+            const sm_cpu_kernel *k = ck_kernel(names[e]);
+            if (!ck_have(k))
+                continue;
+            sm_kernel_operand ins[8], outs[1];
+            sm_kernel_desc d;
+            ck_desc(SM_OP_QLinearMatMul, 8, in, 1, out, &at, 0, 1, ins, outs,
+                    &d);
+            sm_cpu_config cfg;
+            sm_cpu_kernel_configure(k, &d, &cfg);
+            void *ws = aligned_alloc(64, (cfg.ws_bytes + 63) & ~(size_t)63);
+            smelt_ctx_t *ctx = smelt_ctx_init();
+            sm_kargs ka = {.op_name = "QLinearMatMul",
+                           .attrs = at,
+                           .n_in = 8,
+                           .in = in,
+                           .n_out = 1,
+                           .out = out,
+                           .ctx = ctx,
+                           .workspace = ws,
+                           .workspace_bytes = cfg.ws_bytes};
+            assert_int_equal(sm_cpu_kernel_run(k, &ka, &cfg, NULL, NULL),
+                             SMELT_ERR_INVALID_ARG);
+            assert_non_null(
+                strstr(smelt_ctx_error(ctx), "QLinearMatMul: scale"));
+            if (e == 3) { /* and the reference */
+                assert_int_equal(sm_ref_qlinearmatmul(&ka),
+                                 SMELT_ERR_INVALID_ARG);
+                assert_non_null(
+                    strstr(smelt_ctx_error(ctx), "a scale must be positive"));
+            }
+            smelt_ctx_free(ctx);
+            free(ws);
+        }
+        for (int i = 0; i < 8; i++)
+            sm_tensor_free(in[i]);
+        sm_tensor_free(out[0]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_matmulinteger),
         cmocka_unit_test(test_qlinearmatmul),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_bad_scales),
     };
     sm_q8_set_parallel_threshold(0);
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);

@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "kernels/cpu/quant_gemm.h"
 #include "kernels/cpu/registry.h"
+#include "kernels/ref/quant.h"
 
 /* Where an op keeps its operands (-1: it has none). */
 typedef struct qmm_slots {
@@ -174,6 +175,9 @@ smelt_status sm_cpu_qmm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     e.za = vec_in(a, s.za);
     e.zb = vec_in(a, s.zb);
     if (s.sy >= 0) {
+        SM_TRY(sm_quant_check_scale(a, s.sa, 0));
+        SM_TRY(sm_quant_check_scale(a, s.sb, 0));
+        SM_TRY(sm_quant_check_scale(a, s.sy, 1));
         e.kind = SM_Q8_OUT_Q8;
         e.sa = vec_in(a, s.sa);
         e.sb = vec_in(a, s.sb);
