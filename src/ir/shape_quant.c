@@ -7,6 +7,7 @@
  * The matmul and conv shapes come from MatMul's and Conv's own shape
  * functions, run on the operands' shapes, so the rules are not repeated.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core/dtype.h"
@@ -84,6 +85,35 @@ static smelt_status check_param(sm_shape_ctx *s, int i, int64_t n)
                   s->op->name, i, (long long)n, buf);
 }
 
+/*
+ * Fails when input i is a scale whose values are known and one is not
+ * positive and finite. While the graph is inferred (s->node set) a known
+ * value is a constant, and a zero scale is refused everywhere; when a
+ * node runs, zero is refused only where the op divides by the scale
+ * (divides: QuantizeLinear's y_scale, the QLinear ops' y_scale), since a
+ * DynamicQuantizeLinear of an all-zero tensor yields scale 0 and a
+ * DequantizeLinear of it is well defined.
+ */
+static smelt_status check_scale_values(sm_shape_ctx *s, int i, int divides)
+{
+    if (i >= s->n_in || !s->in[i].present || !s->in[i].data)
+        return SMELT_OK;
+    const sm_tensor *t = s->in[i].data;
+    if (!sm_dtype_is_float(t->dtype))
+        return SMELT_OK;
+    int zero_ok = !s->node && !divides;
+    for (int64_t k = 0; k < t->numel; k++) {
+        double v = sm_load_f64(t->dtype, t->data, k);
+        if (isfinite(v) && (v > 0 || (zero_ok && v == 0)))
+            continue;
+        return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
+                      "%s: scale (input %d) element %lld is %g; a scale must "
+                      "be positive and finite",
+                      s->op->name, i, (long long)k, v);
+    }
+    return SMELT_OK;
+}
+
 /* Size of dim d of t (negative d counts from the end), -1 if unknown. */
 static int64_t dim_size(const sm_type *t, int d)
 {
@@ -127,9 +157,28 @@ smelt_status sm_shape_quantizelinear(sm_shape_ctx *s)
     SM_TRY(axis_len(s, x, &n));
     SM_TRY(check_param(s, 1, n));
     SM_TRY(check_param(s, 2, n));
+    SM_TRY(check_scale_values(s, 1, 1));
     const sm_type *zp = sm_shape_in(s, 2);
     s->out[0] = *x;
     s->out[0].dtype = zp ? zp->dtype : SMELT_DTYPE_U8;
+    return SMELT_OK;
+}
+
+/* An i32 x has no zero point (ONNX: it must be 0): a known nonzero one
+ * is out of range. */
+static smelt_status check_i32_zero_point(sm_shape_ctx *s, const sm_type *x)
+{
+    if (x->dtype != SMELT_DTYPE_I32 || s->n_in < 3 || !s->in[2].present ||
+        !s->in[2].data)
+        return SMELT_OK;
+    const sm_tensor *z = s->in[2].data;
+    for (int64_t k = 0; k < z->numel; k++)
+        if (sm_load_i64(z->dtype, z->data, k) != 0)
+            return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
+                          "%s: the zero point of an i32 input must be 0, "
+                          "value %lld is %lld",
+                          s->op->name, (long long)k,
+                          (long long)sm_load_i64(z->dtype, z->data, k));
     return SMELT_OK;
 }
 
@@ -149,6 +198,8 @@ smelt_status sm_shape_dequantizelinear(sm_shape_ctx *s)
     SM_TRY(axis_len(s, x, &n));
     SM_TRY(check_param(s, 1, n));
     SM_TRY(check_param(s, 2, n));
+    SM_TRY(check_scale_values(s, 1, 0));
+    SM_TRY(check_i32_zero_point(s, x));
     s->out[0] = *x;
     s->out[0].dtype = scale->dtype;
     return SMELT_OK;
@@ -248,6 +299,9 @@ smelt_status sm_shape_qlinearmatmul(sm_shape_ctx *s)
     SM_TRY(check_param(s, 5, n));
     SM_TRY(check_param(s, 6, 1));
     SM_TRY(check_param(s, 7, 1));
+    SM_TRY(check_scale_values(s, 1, 0));
+    SM_TRY(check_scale_values(s, 4, 0));
+    SM_TRY(check_scale_values(s, 6, 1));
     static const int idx[2] = {0, 3};
     SM_TRY(inner_shape(s, 0, idx, 2, &s->out[0]));
     s->out[0].dtype = sm_shape_in(s, 7)->dtype;
@@ -302,6 +356,9 @@ smelt_status sm_shape_qlinearconv(sm_shape_ctx *s)
     SM_TRY(check_param(s, 5, m));
     SM_TRY(check_param(s, 6, 1));
     SM_TRY(check_param(s, 7, 1));
+    SM_TRY(check_scale_values(s, 1, 0));
+    SM_TRY(check_scale_values(s, 4, 0));
+    SM_TRY(check_scale_values(s, 6, 1));
     static const int idx[3] = {0, 3, 8};
     SM_TRY(inner_shape(s, 1, idx, sm_shape_in(s, 8) ? 3 : 2, &s->out[0]));
     s->out[0].dtype = sm_shape_in(s, 7)->dtype;

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "kernels/cpu/quant_gemm.h"
+
 /* The rows of kernels.def, as the registry should expand them. */
 typedef struct row {
     const char *name;
@@ -17,6 +19,7 @@ typedef struct row {
 
 #define ROW_VEC 1
 #define ROW_ANY 0
+#define ROW_Q8 2
 static const row rows[] = {
 #define CPU_KERNEL(name, op, isas, ...) {#name, SM_OP_##op, ROW_##isas},
 #include "kernels/cpu/kernels.def"
@@ -31,36 +34,46 @@ static void test_rows_expand(void **state)
 {
     (void)state;
     int want = 0;
-    const char *sfx[3] = {"_f32_avx512", "_f32_avx2", "_f32_scalar"};
-    const sm_cpu_ops *ops[3] = {&sm_cpu_ops_avx512, &sm_cpu_ops_avx2,
-                                &sm_cpu_ops_scalar};
-    const unsigned isa[3] = {SM_CPU_ISA_AVX512, SM_CPU_ISA_AVX2, 0};
+    /* per row kind: instance count, suffixes, tables, features */
+    static const int count[3] = {1, 3, 4};
+    const char *sfx[3][4] = {
+        {"_any"},
+        {"_f32_avx512", "_f32_avx2", "_f32_scalar"},
+        {"_i8_avx512vnni", "_i8_avxvnni", "_i8_avx2", "_i8_scalar"}};
+    const sm_cpu_ops *ops[3][4] = {
+        {&sm_cpu_ops_scalar},
+        {&sm_cpu_ops_avx512, &sm_cpu_ops_avx2, &sm_cpu_ops_scalar},
+        {&sm_cpu_ops_q8_avx512vnni, &sm_cpu_ops_q8_avxvnni, &sm_cpu_ops_q8_avx2,
+         &sm_cpu_ops_q8_scalar}};
+    const unsigned isa[3][4] = {{0},
+                                {SM_CPU_ISA_AVX512, SM_CPU_ISA_AVX2, 0},
+                                {SM_CPU_ISA_AVX512 | SM_CPU_AVX512VNNI,
+                                 SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI,
+                                 SM_CPU_ISA_AVX2, 0}};
     for (int r = 0; r < N_ROWS; r++) {
-        int n;
+        int n, kind = rows[r].vec;
         const sm_cpu_kernel *const *ks = sm_cpu_kernels_for(rows[r].op, &n);
         /* this row's instances follow those of the op's earlier rows */
         int at = 0;
         for (int q = 0; q < r; q++)
             if (rows[q].op == rows[r].op)
-                at += rows[q].vec ? 3 : 1;
-        for (int i = 0; i < (rows[r].vec ? 3 : 1); i++) {
+                at += count[rows[q].vec];
+        for (int i = 0; i < count[kind]; i++) {
             char name[64];
-            snprintf(name, sizeof name, "%s%s", rows[r].name,
-                     rows[r].vec ? sfx[i] : "_any");
+            snprintf(name, sizeof name, "%s%s", rows[r].name, sfx[kind][i]);
             assert_true(at + i < n);
             const sm_cpu_kernel *k = ks[at + i];
             assert_string_equal(k->name, name);
             assert_int_equal(k->op, rows[r].op);
-            assert_int_equal(k->isa, rows[r].vec ? isa[i] : 0u);
-            if (rows[r].vec)
-                assert_ptr_equal(k->ops, ops[i]);
+            assert_int_equal(k->isa, isa[kind][i]);
+            assert_ptr_equal(k->ops, ops[kind][i]);
             assert_non_null(k->supports);
             assert_non_null(k->configure);
             assert_non_null(k->prepack);
             assert_non_null(k->run);
             assert_non_null(k->layouts);
         }
-        want += rows[r].vec ? 3 : 1;
+        want += count[kind];
     }
     assert_int_equal(sm_cpu_kernel_count(), want);
     assert_null(sm_cpu_kernel_find("conv_f32_sse9"));

@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "core/tensor.h"
 #include "frontends/onnx/onnx.h"
+#include "ir/infer.h"
 #include "ir/ir.h"
 #include "onnx_util.h"
 
@@ -76,7 +77,57 @@ static const struct {
     {"int32_f16_range", SMELT_ERR_PARSE,
      "initializer 'w': int32_data[1] = 65536 is out of range for f16 "
      "(0..65535"},
+    {"quant_zero_point_range", SMELT_ERR_PARSE,
+     "initializer 'z': int32_data[0] = 300 is out of range for u8 (0..255)"},
 };
+
+/* Quantized models that load but whose parameters are wrong
+ * (scripts/gen_quant_tests.py): refused when the graph is inferred,
+ * naming the node. */
+static const struct {
+    const char *file;
+    smelt_status status;
+    const char *msg;
+} bad_quant[] = {
+    {"quant_zero_scale", SMELT_ERR_INVALID_ARG,
+     "node 'q' (QuantizeLinear): QuantizeLinear: scale (input 1) element 0 "
+     "is 0; a scale must be positive and finite"},
+    {"quant_neg_scale", SMELT_ERR_INVALID_ARG,
+     "node 'q' (QuantizeLinear): QuantizeLinear: scale (input 1) element 0 "
+     "is -0.5"},
+    {"quant_nan_scale", SMELT_ERR_INVALID_ARG,
+     "node 'dq' (DequantizeLinear): DequantizeLinear: scale (input 1) "
+     "element 1 is nan"},
+    {"quant_neg_channel_scale", SMELT_ERR_INVALID_ARG,
+     "node 'qmm' (QLinearMatMul): QLinearMatMul: scale (input 4) element 1 "
+     "is -0.1"},
+    {"quant_axis_len", SMELT_ERR_SHAPE,
+     "node 'dq' (DequantizeLinear): DequantizeLinear: input 1 must hold one "
+     "value or be 1-D with 3, got f32[2]"},
+    {"quant_i32_zero_point", SMELT_ERR_INVALID_ARG,
+     "node 'dq' (DequantizeLinear): DequantizeLinear: the zero point of an "
+     "i32 input must be 0"},
+};
+
+static void test_bad_quant_params(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    for (size_t i = 0; i < sizeof bad_quant / sizeof *bad_quant; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "onnx/bad/%s.onnx", bad_quant[i].file);
+        sm_graph *g = NULL;
+        assert_int_equal(smelt_onnx_load(ctx, tu_path(rel), &g), SMELT_OK);
+        smelt_status s = sm_graph_infer(ctx, g);
+        if (s != bad_quant[i].status ||
+            !strstr(smelt_ctx_error(ctx), bad_quant[i].msg))
+            fail_msg("%s: got %s \"%s\", expected %s \"%s\"", bad_quant[i].file,
+                     smelt_status_name(s), smelt_ctx_error(ctx),
+                     smelt_status_name(bad_quant[i].status), bad_quant[i].msg);
+        smelt_graph_free(g);
+    }
+    smelt_ctx_free(ctx);
+}
 
 static void test_bad_corpus(void **state)
 {
@@ -319,6 +370,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_corpus),
+        cmocka_unit_test(test_bad_quant_params),
         cmocka_unit_test(test_gather_out_of_range),
         cmocka_unit_test(test_external_symlink),
         cmocka_unit_test(test_alloc_failures),

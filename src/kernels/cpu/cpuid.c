@@ -39,6 +39,13 @@ unsigned sm_cpu_detect(void)
         f |= SM_CPU_AVX2;
     if (fma)
         f |= SM_CPU_FMA;
+    {
+        unsigned a1, b1, c1, d1;
+        __cpuid_count(7, 1, a1, b1, c1, d1);
+        (void)b1, (void)c1, (void)d1;
+        if ((a1 >> 4) & 1)
+            f |= SM_CPU_AVXVNNI;
+    }
     if ((xcr0 & 0xe6) == 0xe6 && ((b >> 16) & 1)) {
         f |= SM_CPU_AVX512F;
         if ((b >> 30) & 1)
@@ -93,7 +100,8 @@ void sm_cpu_features_str(unsigned f, char *buf, unsigned long size)
                  {SM_CPU_AVX512F, "avx512f"},
                  {SM_CPU_AVX512BW, "avx512bw"},
                  {SM_CPU_AVX512VNNI, "avx512vnni"},
-                 {SM_CPU_AVX512BF16, "avx512bf16"}};
+                 {SM_CPU_AVX512BF16, "avx512bf16"},
+                 {SM_CPU_AVXVNNI, "avxvnni"}};
     size_t at = 0;
     if (size)
         buf[0] = 0;

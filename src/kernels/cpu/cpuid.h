@@ -14,7 +14,8 @@ enum {
     SM_CPU_AVX512F = 1u << 2,
     SM_CPU_AVX512BW = 1u << 3,
     SM_CPU_AVX512VNNI = 1u << 4,
-    SM_CPU_AVX512BF16 = 1u << 5
+    SM_CPU_AVX512BF16 = 1u << 5,
+    SM_CPU_AVXVNNI = 1u << 6 /* VEX vpdpbusd on ymm (int8 kernels) */
 };
 
 /* The ISA levels SMELT_ISA and the plan's isa option name. */
@@ -22,7 +23,7 @@ enum {
 #define SM_CPU_LEVEL_AVX2 (SM_CPU_AVX2 | SM_CPU_FMA)
 #define SM_CPU_LEVEL_AVX512                                                    \
     (SM_CPU_LEVEL_AVX2 | SM_CPU_AVX512F | SM_CPU_AVX512BW |                    \
-     SM_CPU_AVX512VNNI | SM_CPU_AVX512BF16)
+     SM_CPU_AVX512VNNI | SM_CPU_AVX512BF16 | SM_CPU_AVXVNNI)
 
 /* What the CPU and the OS support (cpuid + xgetbv), not lowered. */
 unsigned sm_cpu_detect(void);

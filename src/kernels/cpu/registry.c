@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/cpu/quant_gemm.h"
+
 /* One instance of a row: its name is the row's name and a suffix. */
 #define SM_CPU_INSTANCE_(name, sfx, op, isa, ops, flags, su, co, pp, ru, la)   \
     {#name sfx, SM_OP_##op, isa, flags, ops, su, co, pp, ru, la},
@@ -28,6 +30,21 @@
 #define SM_CPU_ISAS_ANY(name, op, fl, su, co, pp, ru, la)                      \
     SM_CPU_INSTANCE_(name, "_any", op, 0u, &sm_cpu_ops_scalar, fl, su, co, pp, \
                      ru, la)
+
+/* isas Q8: the int8 kernels (quant.c on quant_gemm.h), one instance per
+ * int8 micro-kernel, widest first; each bound to a table that names its
+ * ISA (sm_q8_isa_of), not to an f32 one. */
+#define SM_CPU_ISAS_Q8(name, op, fl, su, co, pp, ru, la)                       \
+    SM_CPU_INSTANCE_(name, "_i8_avx512vnni", op,                               \
+                     SM_CPU_ISA_AVX512 | SM_CPU_AVX512VNNI,                    \
+                     &sm_cpu_ops_q8_avx512vnni, fl, su, co, pp, ru, la)        \
+    SM_CPU_INSTANCE_(name, "_i8_avxvnni", op,                                  \
+                     SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI,                         \
+                     &sm_cpu_ops_q8_avxvnni, fl, su, co, pp, ru, la)           \
+    SM_CPU_INSTANCE_(name, "_i8_avx2", op, SM_CPU_ISA_AVX2,                    \
+                     &sm_cpu_ops_q8_avx2, fl, su, co, pp, ru, la)              \
+    SM_CPU_INSTANCE_(name, "_i8_scalar", op, 0u, &sm_cpu_ops_q8_scalar, fl,    \
+                     su, co, pp, ru, la)
 
 static const sm_cpu_kernel instances[] = {
 #define CPU_KERNEL(name, op, isas, fl, su, co, pp, ru, la)                     \

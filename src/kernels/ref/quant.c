@@ -15,6 +15,7 @@
 
 #include "core/dtype.h"
 #include "kernels/ops.h"
+#include "kernels/ref/quant.h"
 #include "kernels/ref/ref_util.h"
 
 /* Element i of a quantization parameter: its only value (per tensor) or
@@ -26,6 +27,23 @@ static double param_at(const sm_tensor *t, int64_t i, int64_t inner, double def)
         return def;
     int64_t k = t->numel == 1 ? 0 : (i / inner) % t->numel;
     return sm_load_f64(t->dtype, t->data, k);
+}
+
+smelt_status sm_quant_check_scale(const sm_kargs *a, int i, int divides)
+{
+    const sm_tensor *t = i < a->n_in ? a->in[i] : NULL;
+    if (!t || !sm_dtype_is_float(t->dtype))
+        return SMELT_OK;
+    for (int64_t k = 0; k < t->numel; k++) {
+        double v = sm_load_f64(t->dtype, t->data, k);
+        if (isfinite(v) && (v > 0 || (!divides && v == 0)))
+            continue;
+        return sm_err(a->ctx, SMELT_ERR_INVALID_ARG,
+                      "%s: scale (input %d) element %lld is %g; a scale must "
+                      "be positive and finite",
+                      a->op_name, i, (long long)k, v);
+    }
+    return SMELT_OK;
 }
 
 /* round-half-to-even of v, saturated to dt's range (u8, i8, i32). */
@@ -81,6 +99,7 @@ smelt_status sm_ref_quantizelinear(const sm_kargs *a)
     sm_tensor *y = a->out[0];
     int64_t inner;
     SM_TRY(axis_inner(a, x, scale, &inner));
+    SM_TRY(sm_quant_check_scale(a, 1, 1));
     if (y->numel != x->numel)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: output does not match the input's shape",
@@ -103,6 +122,7 @@ smelt_status sm_ref_dequantizelinear(const sm_kargs *a)
     sm_tensor *y = a->out[0];
     int64_t inner;
     SM_TRY(axis_inner(a, x, scale, &inner));
+    SM_TRY(sm_quant_check_scale(a, 1, 0));
     if (y->numel != x->numel)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: output does not match the input's shape",
@@ -222,6 +242,9 @@ smelt_status sm_ref_matmulinteger(const sm_kargs *a)
 smelt_status sm_ref_qlinearmatmul(const sm_kargs *a)
 {
     sm_tensor *y = a->out[0], *acc = NULL, *op[2];
+    SM_TRY(sm_quant_check_scale(a, 1, 0));
+    SM_TRY(sm_quant_check_scale(a, 4, 0));
+    SM_TRY(sm_quant_check_scale(a, 6, 1));
     smelt_status st = mm_operands(a, 0, 2, 3, 5, op);
     if (st == SMELT_OK)
         st = sm_tensor_new(a->ctx, SMELT_DTYPE_I64, y->ndim, y->dims, &acc);
@@ -288,6 +311,9 @@ smelt_status sm_ref_convinteger(const sm_kargs *a)
 smelt_status sm_ref_qlinearconv(const sm_kargs *a)
 {
     sm_tensor *y = a->out[0], *acc = NULL, *op[3];
+    SM_TRY(sm_quant_check_scale(a, 1, 0));
+    SM_TRY(sm_quant_check_scale(a, 4, 0));
+    SM_TRY(sm_quant_check_scale(a, 6, 1));
     smelt_status st = conv_operands(a, 2, 3, 5, 8, op);
     if (st == SMELT_OK)
         st = sm_tensor_new(a->ctx, SMELT_DTYPE_F64, y->ndim, y->dims, &acc);

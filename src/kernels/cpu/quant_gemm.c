@@ -1,0 +1,311 @@
+/*
+ * quant_gemm.c - the int8 GEMM driver (quant_gemm.h): packing of A and
+ * B into the 4-deep groups the micro-kernels read, the split over
+ * threads, the zero-point correction and the epilogues; the scalar
+ * micro-kernel; the tables the registry binds its int8 instances to.
+ */
+#include "kernels/cpu/quant_gemm.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/act.h"
+#include "kernels/cpu/cpuid.h"
+
+/* ---- tables ------------------------------------------------------------ */
+
+/* Only name and features: the int8 hooks use no f32 primitive. */
+const sm_cpu_ops sm_cpu_ops_q8_avx512vnni = {.name = "avx512vnni",
+                                             .isa = SM_CPU_ISA_AVX512 |
+                                                    SM_CPU_AVX512VNNI,
+                                             .vl = 16};
+const sm_cpu_ops sm_cpu_ops_q8_avxvnni = {
+    .name = "avxvnni", .isa = SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI, .vl = 8};
+const sm_cpu_ops sm_cpu_ops_q8_avx2 = {
+    .name = "avx2", .isa = SM_CPU_ISA_AVX2, .vl = 8};
+const sm_cpu_ops sm_cpu_ops_q8_scalar = {.name = "scalar", .isa = 0, .vl = 1};
+
+const sm_q8_isa *sm_q8_isa_of(const sm_cpu_ops *ops)
+{
+    if (ops == &sm_cpu_ops_q8_avx512vnni)
+        return &sm_q8_isa_avx512vnni;
+    if (ops == &sm_cpu_ops_q8_avxvnni)
+        return &sm_q8_isa_avxvnni;
+    if (ops == &sm_cpu_ops_q8_avx2)
+        return &sm_q8_isa_avx2;
+    return &sm_q8_isa_scalar;
+}
+
+/* The scalar micro-kernel, 4 x 8: the oracle's arithmetic in the packed
+ * layout. */
+void sm_q8_ukr_scalar(int64_t kg, const uint8_t *a, const int8_t *b, int32_t *c,
+                      int narrow)
+{
+    enum { MR = 4, NR = 8 };
+    (void)narrow;
+    int32_t acc[MR * NR] = {0};
+    for (int64_t g = 0; g < kg; g++, a += MR * 4, b += NR * 4)
+        for (int r = 0; r < MR; r++)
+            for (int j = 0; j < NR; j++)
+                for (int t = 0; t < 4; t++)
+                    acc[r * NR + j] += (int32_t)a[r * 4 + t] * b[j * 4 + t];
+    memcpy(c, acc, sizeof acc);
+}
+
+const sm_q8_isa sm_q8_isa_scalar = {"scalar", 4, 8, sm_q8_ukr_scalar};
+
+/* ---- packing ----------------------------------------------------------- */
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static int64_t cdiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+size_t sm_q8_pack_b_bytes(const sm_q8_isa *isa, int64_t k, int64_t n)
+{
+    int64_t kg = cdiv(k, 4);
+    return align64(sizeof(sm_q8_b)) + align64((size_t)n * sizeof(int32_t)) +
+           (size_t)(cdiv(n, isa->nr) * kg * isa->nr * 4);
+}
+
+sm_q8_b *sm_q8_pack_b(const sm_q8_isa *isa, const void *b, smelt_dtype dt,
+                      int64_t rs, int64_t cs, int64_t k, int64_t n, void *mem)
+{
+    sm_q8_b *p = mem;
+    char *at = (char *)mem + align64(sizeof *p);
+    int nr = isa->nr;
+    p->isa = isa;
+    p->k = k;
+    p->n = n;
+    p->kg = cdiv(k, 4);
+    p->bshift = dt == SMELT_DTYPE_U8 ? 128 : 0;
+    p->colsum = (int32_t *)at;
+    p->data = (int8_t *)(at + align64((size_t)n * sizeof(int32_t)));
+    p->narrow = 1;
+    const uint8_t *bu = b;
+    const int8_t *bs = b;
+    int64_t panel = p->kg * nr * 4;
+    for (int64_t j0 = 0; j0 < n; j0 += nr) {
+        int8_t *dst = p->data + (j0 / nr) * panel;
+        memset(dst, 0, (size_t)panel);
+        for (int64_t jj = 0; jj < nr && j0 + jj < n; jj++) {
+            int64_t j = j0 + jj;
+            int32_t sum = 0;
+            for (int64_t kk = 0; kk < k; kk++) {
+                int64_t src = kk * rs + j * cs;
+                int v = p->bshift ? (int)bu[src] - 128 : bs[src];
+                dst[((kk >> 2) * nr + jj) * 4 + (kk & 3)] = (int8_t)v;
+                sum += v;
+                p->narrow &= v >= -64 && v <= 63;
+            }
+            p->colsum[j] = sum;
+        }
+    }
+    return p;
+}
+
+/* Packed A (panels of mr rows) and its row sums inside the workspace. */
+static size_t a_bytes(const sm_q8_isa *isa, int64_t m, int64_t k)
+{
+    return align64((size_t)(cdiv(m, isa->mr) * cdiv(k, 4) * isa->mr * 4));
+}
+
+size_t sm_q8_gemm_workspace(const sm_q8_isa *isa, int64_t m, int64_t k,
+                            int64_t n, int pack_b)
+{
+    size_t w = a_bytes(isa, m, k) + align64((size_t)m * sizeof(int32_t));
+    return w + (pack_b ? sm_q8_pack_b_bytes(isa, k, n) : 0);
+}
+
+/* ---- the product ------------------------------------------------------- */
+
+/* What the threads share. */
+typedef struct q8_job {
+    const sm_q8_isa *isa;
+    int64_t m, k, kg;
+    const uint8_t *a; /* the caller's A */
+    smelt_dtype adt;
+    int64_t a_rs;
+    uint8_t *ap;     /* packed A */
+    int32_t *rowsum; /* m sums of the packed rows */
+    const sm_q8_b *bp;
+    const sm_q8_epi *e;
+    void *c;
+    int64_t c_rs, c_cs;
+    int64_t np, nrb, rb; /* column panels, row blocks, panels per block */
+} q8_job;
+
+/* Packs row panels [p0, p1) of A: a' = a (u8) or a + 128 (s8), zero
+ * padded, with each row's sum. */
+static void pack_a_range(void *arg, int64_t p0, int64_t p1, int tid)
+{
+    (void)tid;
+    const q8_job *j = arg;
+    int mr = j->isa->mr;
+    int flip = j->adt == SMELT_DTYPE_I8 ? 0x80 : 0;
+    for (int64_t p = p0; p < p1; p++) {
+        uint8_t *dst = j->ap + p * j->kg * mr * 4;
+        memset(dst, 0, (size_t)(j->kg * mr * 4));
+        for (int r = 0; r < mr && p * mr + r < j->m; r++) {
+            int64_t i = p * mr + r;
+            const uint8_t *src = j->a + i * j->a_rs;
+            int32_t sum = 0;
+            for (int64_t kk = 0; kk < j->k; kk++) {
+                uint8_t v = (uint8_t)(src[kk] ^ flip);
+                dst[((kk >> 2) * mr + r) * 4 + (kk & 3)] = v;
+                sum += v;
+            }
+            j->rowsum[i] = sum;
+        }
+    }
+}
+
+/* Value i % n of v as a double; def when v is absent. */
+static double vec_f64(const sm_q8_vec *v, int64_t i, double def)
+{
+    return v->p && v->n > 0 ? sm_load_f64(v->dt, v->p, i % v->n) : def;
+}
+
+static int64_t vec_i64(const sm_q8_vec *v, int64_t i)
+{
+    return v->p && v->n > 0 ? sm_load_i64(v->dt, v->p, i % v->n) : 0;
+}
+
+/* u8 / s8 saturation of a whole number (NaN to 0). */
+static int64_t sat_q(smelt_dtype dt, double v)
+{
+    double lo = dt == SMELT_DTYPE_U8 ? 0 : -128;
+    double hi = dt == SMELT_DTYPE_U8 ? 255 : 127;
+    if (isnan(v))
+        return 0;
+    return (int64_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/*
+ * The epilogue of one mr x nr tile whose raw sums are t (rows nr apart),
+ * first element (i0, j0), real size mi x nj: zero points applied, then
+ * the output kind. Per-row and per-column parameters are read once per
+ * tile.
+ */
+static void tile_out(const q8_job *j, const int32_t *t, int nr, int64_t i0,
+                     int64_t j0, int mi, int nj)
+{
+    const sm_q8_epi *e = j->e;
+    int ashift = j->adt == SMELT_DTYPE_I8 ? 128 : 0;
+    uint32_t zbe[SM_Q8_NR_MAX], colb[SM_Q8_NR_MAX];
+    double sbj[SM_Q8_NR_MAX], bj[SM_Q8_NR_MAX];
+    for (int c = 0; c < nj; c++) {
+        zbe[c] = (uint32_t)(vec_i64(&e->zb, j0 + c) - j->bp->bshift);
+        colb[c] = (uint32_t)j->bp->colsum[j0 + c];
+        sbj[c] = vec_f64(&e->sb, j0 + c, 1);
+        bj[c] = vec_f64(&e->bias, j0 + c, 0);
+    }
+    uint32_t K = (uint32_t)j->k;
+    for (int r = 0; r < mi; r++) {
+        int64_t i = i0 + r;
+        uint32_t zae = (uint32_t)(vec_i64(&e->za, i) + ashift);
+        uint32_t rs = (uint32_t)j->rowsum[i];
+        double sai = vec_f64(&e->sa, i, 1);
+        for (int c = 0; c < nj; c++) {
+            uint32_t u = (uint32_t)t[r * nr + c] - zbe[c] * rs - zae * colb[c] +
+                         K * zae * zbe[c];
+            int32_t acc = (int32_t)u;
+            int64_t at = i * j->c_rs + (j0 + c) * j->c_cs;
+            if (e->kind == SM_Q8_OUT_I32) {
+                ((int32_t *)j->c)[at] = acc;
+            } else if (e->kind == SM_Q8_OUT_F32) {
+                float v = (float)acc * (float)(sai * sbj[c]) + (float)bj[c];
+                if (e->act) {
+                    const sm_act_info *ai = sm_act_info_get(e->act);
+                    v = (float)ai->scalar(v, e->act_a, e->act_b);
+                }
+                ((float *)j->c)[at] = v;
+            } else {
+                double v = (double)acc * (sai * sbj[c] / e->sy);
+                int64_t q = sat_q(e->ydt, nearbyint(v) + (double)e->zy);
+                if (e->ydt == SMELT_DTYPE_U8)
+                    ((uint8_t *)j->c)[at] = (uint8_t)q;
+                else
+                    ((int8_t *)j->c)[at] = (int8_t)q;
+            }
+        }
+    }
+}
+
+/* Tasks [t0, t1): task t is column panel t / nrb against row block
+ * t % nrb, so one thread's consecutive tasks reuse a B panel. */
+static void gemm_range(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    (void)tid;
+    const q8_job *j = arg;
+    int mr = j->isa->mr, nr = j->isa->nr;
+    int32_t tile[SM_Q8_MR_MAX * SM_Q8_NR_MAX];
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t jp = t / j->nrb, rb = t % j->nrb;
+        int64_t j0 = jp * nr;
+        int nj = (int)(j->bp->n - j0 < nr ? j->bp->n - j0 : nr);
+        const int8_t *b = j->bp->data + jp * j->kg * nr * 4;
+        for (int64_t p = rb * j->rb; p < (rb + 1) * j->rb; p++) {
+            int64_t i0 = p * mr;
+            if (i0 >= j->m)
+                break;
+            int mi = (int)(j->m - i0 < mr ? j->m - i0 : mr);
+            j->isa->ukr(j->kg, j->ap + p * j->kg * mr * 4, b, tile,
+                        j->bp->narrow);
+            tile_out(j, tile, nr, i0, j0, mi, nj);
+        }
+    }
+}
+
+static int64_t par_threshold = (int64_t)1 << 16;
+
+void sm_q8_set_parallel_threshold(int64_t macs)
+{
+    par_threshold = macs;
+}
+
+sm_q8_epi sm_q8_epi_i32(void)
+{
+    sm_q8_epi e;
+    memset(&e, 0, sizeof e);
+    e.kind = SM_Q8_OUT_I32;
+    e.sy = 1;
+    return e;
+}
+
+/* Row blocks of up to 64 rows; A is packed once (split by panels), then
+ * the (column panel, row block) tasks are split evenly. */
+void sm_q8_gemm(const sm_q8_isa *isa, int64_t m, const void *a, smelt_dtype adt,
+                int64_t a_rs, const sm_q8_b *bp, const sm_q8_epi *epi, void *c,
+                int64_t c_rs, int64_t c_cs, void *ws, sm_threadpool *tp)
+{
+    if (m <= 0 || bp->n <= 0)
+        return;
+    q8_job j = {.isa = isa,
+                .m = m,
+                .k = bp->k,
+                .kg = bp->kg,
+                .a = a,
+                .adt = adt,
+                .a_rs = a_rs,
+                .ap = ws,
+                .rowsum = (int32_t *)((char *)ws + a_bytes(isa, m, bp->k)),
+                .bp = bp,
+                .e = epi,
+                .c = c,
+                .c_rs = c_rs,
+                .c_cs = c_cs};
+    int64_t panels = cdiv(m, isa->mr);
+    j.rb = cdiv(64, isa->mr);
+    j.nrb = cdiv(panels, j.rb);
+    j.np = cdiv(bp->n, isa->nr);
+    int64_t work = m * bp->n * (bp->k ? bp->k : 1);
+    sm_threadpool *use = work >= par_threshold ? tp : NULL;
+    sm_parallel_for(use, panels, 0, pack_a_range, &j);
+    sm_parallel_for(use, j.np * j.nrb, 0, gemm_range, &j);
+}

@@ -1,0 +1,385 @@
+/*
+ * test_cpu_quant.c - the int8 GEMM (kernels/cpu/quant_gemm.h) on every
+ * int8 micro-kernel this CPU has, bit-exactly against a plain int64
+ * computation: odd shapes and depths, u8 and s8 on either side, zero
+ * points per tensor, per row and per column, narrow and full-range
+ * weights (the AVX2 kernel's two paths), every output kind, 1-3
+ * threads. Then MatMulInteger and QLinearMatMul through their registry
+ * instances against the reference kernels (kernels/cpu/quant.c), with
+ * run-time and prepacked constant weights, and what they refuse.
+ */
+#include "cpu_harness.h"
+
+#include "core/act.h"
+#include "kernels/cpu/quant_gemm.h"
+
+#define U8 SMELT_DTYPE_U8
+
+static const sm_q8_isa *const isas[] = {&sm_q8_isa_avx512vnni,
+                                        &sm_q8_isa_avxvnni, &sm_q8_isa_avx2,
+                                        &sm_q8_isa_scalar};
+static const unsigned isa_need[] = {SM_CPU_ISA_AVX512 | SM_CPU_AVX512VNNI,
+                                    SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI,
+                                    SM_CPU_ISA_AVX2, 0};
+
+/* Reproducible bytes: lo..hi inclusive. */
+static void fill(int8_t *p, int64_t n, int lo, int hi, unsigned seed)
+{
+    unsigned x = seed * 2654435761u + 99u;
+    for (int64_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        p[i] = (int8_t)(lo + (int)((x >> 12) % (unsigned)(hi - lo + 1)));
+    }
+}
+
+/* The byte at p[i] as a value of dtype dt (u8 or s8). */
+static int64_t q_at(smelt_dtype dt, const void *p, int64_t i)
+{
+    return dt == U8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+/* One product on every ISA against the int64 computation. wide: B's
+ * full range (else [-64, 63]); zmode 0 none, 1 per tensor, 2 per row /
+ * column; kind the output. */
+static void check_gemm(int64_t M, int64_t K, int64_t N, smelt_dtype adt,
+                       smelt_dtype bdt, int wide, int zmode,
+                       sm_q8_out_kind kind, unsigned seed)
+{
+    int8_t *A = malloc((size_t)(M * K)), *B = malloc((size_t)(K * N));
+    int32_t *za = malloc(sizeof(int32_t) * (size_t)M);
+    int32_t *zb = malloc(sizeof(int32_t) * (size_t)N);
+    float *sa = malloc(sizeof(float) * (size_t)M);
+    float *sb = malloc(sizeof(float) * (size_t)N);
+    float *bias = malloc(sizeof(float) * (size_t)N);
+    int64_t *want = malloc(sizeof(int64_t) * (size_t)(M * N));
+    /* bytes over the full range: u8 0..255 or s8 -128..127 */
+    fill(A, M * K, -128, 127, seed);
+    if (wide) {
+        fill(B, K * N, -128, 127, seed + 1);
+    } else { /* s8 in [-64, 63]; u8 in [64, 191], stored minus 128 */
+        fill(B, K * N, -64, 63, seed + 1);
+        for (int64_t i = 0; bdt == U8 && i < K * N; i++)
+            B[i] = (int8_t)(uint8_t)(B[i] + 128);
+    }
+    for (int64_t i = 0; i < M; i++) {
+        za[i] = zmode
+                    ? (int32_t)((adt == U8 ? 100 : -20) + (zmode == 2) * i % 7)
+                    : 0;
+        sa[i] = 0.01f + 0.001f * (float)(i % 5);
+    }
+    for (int64_t j = 0; j < N; j++) {
+        zb[j] =
+            zmode ? (int32_t)((bdt == U8 ? 120 : 3) + (zmode == 2) * j % 5) : 0;
+        sb[j] = 0.02f + 0.0005f * (float)(j % 9);
+        bias[j] = (float)(j % 7) - 3.0f;
+    }
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += (q_at(adt, A, i * K + k) - za[i]) *
+                     (q_at(bdt, B, k * N + j) - zb[j]);
+            want[i * N + j] = s;
+        }
+    sm_q8_epi e = sm_q8_epi_i32();
+    e.kind = kind;
+    if (zmode) {
+        e.za = (sm_q8_vec){za, I32, zmode == 2 ? M : 1};
+        e.zb = (sm_q8_vec){zb, I32, zmode == 2 ? N : 1};
+    }
+    e.sa = (sm_q8_vec){sa, F32, M};
+    e.sb = (sm_q8_vec){sb, F32, N};
+    e.bias = (sm_q8_vec){bias, F32, N};
+    e.act = SM_ACT_RELU;
+    e.sy = 0.05;
+    e.zy = 10;
+    e.ydt = U8;
+    for (size_t s = 0; s < N_OF(isas); s++) {
+        if ((sm_cpu_detect() & isa_need[s]) != isa_need[s])
+            continue;
+        const sm_q8_isa *isa = isas[s];
+        size_t pb = sm_q8_pack_b_bytes(isa, K, N);
+        void *bmem = aligned_alloc(64, (pb + 63) & ~(size_t)63);
+        sm_q8_b *bp = sm_q8_pack_b(isa, B, bdt, N, 1, K, N, bmem);
+        if (!wide)
+            assert_true(bp->narrow);
+        size_t wb = sm_q8_gemm_workspace(isa, M, K, N, 0);
+        void *ws = aligned_alloc(64, (wb + 63) & ~(size_t)63);
+        for (int p = 0; p < 3; p++) {
+            size_t esz = kind == SM_Q8_OUT_Q8 ? 1 : 4;
+            void *c = malloc(esz * (size_t)(M * N));
+            memset(c, 0xa5, esz * (size_t)(M * N));
+            sm_q8_gemm(isa, M, A, adt, K, bp, &e, c, N, 1, ws, ck_pools[p]);
+            for (int64_t i = 0; i < M * N; i++) {
+                int64_t r = i / N, j = i % N;
+                int32_t acc = (int32_t)want[i];
+                if (kind == SM_Q8_OUT_I32) {
+                    if (((int32_t *)c)[i] != acc)
+                        fail_msg("%s %lldx%lldx%lld el %lld: got %d want %d",
+                                 isa->name, (long long)M, (long long)K,
+                                 (long long)N, (long long)i, ((int32_t *)c)[i],
+                                 acc);
+                } else if (kind == SM_Q8_OUT_F32) {
+                    float v =
+                        (float)acc * (float)((double)sa[r] * sb[j]) + bias[j];
+                    v = v > 0 ? v : 0;
+                    assert_true(((float *)c)[i] == v);
+                } else {
+                    double v = (double)acc * ((double)sa[r] * sb[j] / 0.05);
+                    double q = nearbyint(v) + 10;
+                    q = q < 0 ? 0 : q > 255 ? 255 : q;
+                    assert_int_equal(((uint8_t *)c)[i], (int)q);
+                }
+            }
+            free(c);
+        }
+        free(ws);
+        free(bmem);
+    }
+    free(A);
+    free(B);
+    free(za);
+    free(zb);
+    free(sa);
+    free(sb);
+    free(bias);
+    free(want);
+}
+
+/* Odd sizes around every tile and group edge, all operand dtypes, zero
+ * point modes and both weight ranges. */
+static void test_q8_gemm_exact(void **state)
+{
+    (void)state;
+    static const int64_t sz[][3] = {{1, 1, 1},     {1, 4, 1},   {3, 5, 7},
+                                    {8, 17, 32},   {9, 33, 33}, {13, 3, 65},
+                                    {17, 130, 15}, {70, 64, 40}};
+    unsigned seed = 1;
+    for (int s = 0; s < N_OF(sz); s++)
+        for (int adt = 0; adt < 2; adt++)
+            for (int bdt = 0; bdt < 2; bdt++)
+                for (int wide = 0; wide < 2; wide++)
+                    check_gemm(sz[s][0], sz[s][1], sz[s][2], adt ? I8 : U8,
+                               bdt ? I8 : U8, wide, (adt + bdt + wide) % 3,
+                               SM_Q8_OUT_I32, seed++);
+}
+
+/* The extreme operands that saturate vpmaddubsw: 255 x -128 pairs. */
+static void test_q8_gemm_saturating(void **state)
+{
+    (void)state;
+    for (int s = 0; s < N_OF(isas); s++) {
+        if ((sm_cpu_detect() & isa_need[s]) != isa_need[s])
+            continue;
+        const sm_q8_isa *isa = isas[s];
+        int64_t M = 5, K = 37, N = 19;
+        uint8_t A[5 * 37];
+        int8_t B[37 * 19];
+        memset(A, 255, sizeof A);
+        memset(B, 0x80, sizeof B);
+        size_t pb = sm_q8_pack_b_bytes(isa, K, N);
+        void *bmem = aligned_alloc(64, (pb + 63) & ~(size_t)63);
+        sm_q8_b *bp = sm_q8_pack_b(isa, B, I8, N, 1, K, N, bmem);
+        assert_false(bp->narrow);
+        size_t wb = sm_q8_gemm_workspace(isa, M, K, N, 0);
+        void *ws = aligned_alloc(64, (wb + 63) & ~(size_t)63);
+        int32_t c[5 * 19];
+        sm_q8_epi e = sm_q8_epi_i32();
+        sm_q8_gemm(isa, M, A, U8, K, bp, &e, c, N, 1, ws, NULL);
+        for (int i = 0; i < 5 * 19; i++)
+            assert_int_equal(c[i], 255 * -128 * 37);
+        free(ws);
+        free(bmem);
+    }
+}
+
+/* The float and requantizing epilogues. */
+static void test_q8_gemm_epilogues(void **state)
+{
+    (void)state;
+    check_gemm(11, 29, 37, U8, I8, 1, 2, SM_Q8_OUT_F32, 7);
+    check_gemm(11, 29, 37, I8, U8, 0, 1, SM_Q8_OUT_F32, 8);
+    check_gemm(11, 29, 37, U8, I8, 1, 2, SM_Q8_OUT_Q8, 9);
+    check_gemm(3, 300, 70, U8, I8, 0, 1, SM_Q8_OUT_Q8, 10);
+}
+
+/* ---- the registry instances ------------------------------------------- */
+
+#define Q8_ENTRIES(name)                                                       \
+    ((const sm_cpu_kernel *const[]){ck_kernel(#name "_i8_avx512vnni"),         \
+                                    ck_kernel(#name "_i8_avxvnni"),            \
+                                    ck_kernel(#name "_i8_avx2")})
+#define Q8_SCALAR(name)                                                        \
+    ((const sm_cpu_kernel *const[]){ck_kernel(#name "_i8_scalar"), NULL, NULL})
+
+/* A tensor of random bytes of dtype dt (u8 or s8). */
+static sm_tensor *q_rand(smelt_dtype dt, int ndim, const int64_t *dims,
+                         unsigned seed)
+{
+    sm_tensor *t = nn_tensor(dt, ndim, dims, NULL);
+    fill(t->data, t->numel, -128, 127, seed);
+    return t;
+}
+
+static sm_tensor *f_scalar(double v)
+{
+    return nn_tensor(F32, 0, NULL, V(v));
+}
+
+static void mmi_case(int nd, const int64_t *ad, int64_t N, smelt_dtype adt,
+                     smelt_dtype bdt, int zmode, unsigned seed)
+{
+    int64_t K = ad[nd - 1], rows = nd > 1 ? ad[nd - 2] : 1;
+    for (int e = 0; e < 2; e++) {
+        sm_tensor *in[4] = {q_rand(adt, nd, ad, seed),
+                            q_rand(bdt, 2, D(K, N), seed + 1), NULL, NULL};
+        if (zmode == 1) {
+            in[2] = q_rand(adt, 0, NULL, seed + 2);
+            in[3] = q_rand(bdt, 0, NULL, seed + 3);
+        } else if (zmode == 2) {
+            in[2] = q_rand(adt, 1, D(rows), seed + 2);
+            in[3] = q_rand(bdt, 1, D(N), seed + 3);
+        }
+        CK_CHECK(SM_OP_MatMulInteger, 4, in, 1, NO_ATTRS,
+                 e ? Q8_SCALAR(qmatmul) : Q8_ENTRIES(qmatmul), 2u, 0, 0);
+    }
+}
+
+static void test_matmulinteger(void **state)
+{
+    (void)state;
+    mmi_case(2, D(1, 1), 1, U8, I8, 0, 1);
+    mmi_case(2, D(7, 13), 21, U8, I8, 1, 2);
+    mmi_case(2, D(9, 64), 33, U8, U8, 2, 3);
+    mmi_case(3, D(2, 5, 19), 40, I8, I8, 2, 4);
+    mmi_case(1, D(23), 17, I8, U8, 1, 5);
+    mmi_case(4, D(2, 3, 4, 9), 70, U8, I8, 2, 6);
+}
+
+static void qlm_case(int64_t M, int64_t K, int64_t N, smelt_dtype adt,
+                     smelt_dtype bdt, smelt_dtype ydt, int per_col,
+                     unsigned seed)
+{
+    for (int e = 0; e < 2; e++) {
+        sm_tensor *sb =
+            per_col ? nn_tensor(F32, 1, D(N), NULL) : f_scalar(0.03);
+        for (int64_t j = 0; per_col && j < N; j++)
+            ((float *)sb->data)[j] = 0.01f + 0.002f * (float)(j % 11);
+        sm_tensor *in[8] = {q_rand(adt, 2, D(M, K), seed),
+                            f_scalar(0.02),
+                            q_rand(adt, 0, NULL, seed + 2),
+                            q_rand(bdt, 2, D(K, N), seed + 1),
+                            sb,
+                            per_col ? q_rand(bdt, 1, D(N), seed + 3)
+                                    : q_rand(bdt, 0, NULL, seed + 3),
+                            f_scalar(0.9),
+                            q_rand(ydt, 0, NULL, seed + 4)};
+        CK_CHECK(SM_OP_QLinearMatMul, 8, in, 1, NO_ATTRS,
+                 e ? Q8_SCALAR(qmatmul) : Q8_ENTRIES(qmatmul), 8u, 0, 0);
+    }
+}
+
+static void test_qlinearmatmul(void **state)
+{
+    (void)state;
+    qlm_case(1, 1, 1, U8, I8, U8, 0, 1);
+    qlm_case(6, 31, 45, U8, I8, U8, 1, 2);
+    qlm_case(17, 64, 16, I8, I8, I8, 1, 3);
+    qlm_case(8, 100, 33, U8, U8, I8, 0, 4);
+}
+
+/* Shapes and dtypes the int8 kernel leaves to the reference. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    const sm_cpu_kernel *k = ck_kernel("qmatmul_i8_scalar");
+    /* B batched */
+    sm_tensor *in[4] = {q_rand(U8, 3, D(2, 3, 4), 1),
+                        q_rand(I8, 3, D(2, 4, 5), 2), NULL, NULL};
+    sm_tensor *out[1] = {nn_tensor(I32, 3, D(2, 3, 5), NULL)};
+    assert_false(ck_supports(k, SM_OP_MatMulInteger, 4, in, 1, out, NO_ATTRS));
+    sm_tensor_free(in[1]);
+    /* a zero point of the wrong length */
+    in[1] = q_rand(I8, 2, D(4, 5), 2);
+    in[3] = q_rand(I8, 1, D(3), 3);
+    assert_false(ck_supports(k, SM_OP_MatMulInteger, 4, in, 1, out, NO_ATTRS));
+    sm_tensor_free(in[3]);
+    in[3] = q_rand(I8, 1, D(5), 3);
+    assert_true(ck_supports(k, SM_OP_MatMulInteger, 4, in, 1, out, NO_ATTRS));
+    for (int i = 0; i < 4; i++)
+        sm_tensor_free(in[i]);
+    sm_tensor_free(out[0]);
+}
+
+/* Scales known only at run time are checked when the node runs: a
+ * negative weight scale or a zero output scale is an error naming the
+ * op, on every instance and in the reference. */
+static void test_bad_scales(void **state)
+{
+    (void)state;
+    static const double bad_b[] = {-0.1, NAN, 0.05}, bad_y[] = {0.9, 0.9, 0};
+    for (int c = 0; c < 3; c++) {
+        sm_tensor *in[8] = {
+            q_rand(U8, 2, D(3, 5), 1), f_scalar(0.02),
+            q_rand(U8, 0, NULL, 2),    q_rand(I8, 2, D(5, 4), 3),
+            f_scalar(bad_b[c]),        q_rand(I8, 0, NULL, 4),
+            f_scalar(bad_y[c]),        q_rand(U8, 0, NULL, 5)};
+        const sm_op_info *info = sm_op_info_get(SM_OP_QLinearMatMul);
+        sm_attrs at = {NULL, 0, info->spec, info->n_spec};
+        sm_tensor *out[1] = {nn_tensor(U8, 2, D(3, 4), NULL)};
+        const char *names[] = {"qmatmul_i8_avx512vnni", "qmatmul_i8_avxvnni",
+                               "qmatmul_i8_avx2", "qmatmul_i8_scalar"};
+        for (int e = 0; e < 4; e++) {
+            const sm_cpu_kernel *k = ck_kernel(names[e]);
+            if (!ck_have(k))
+                continue;
+            sm_kernel_operand ins[8], outs[1];
+            sm_kernel_desc d;
+            ck_desc(SM_OP_QLinearMatMul, 8, in, 1, out, &at, 0, 1, ins, outs,
+                    &d);
+            sm_cpu_config cfg;
+            sm_cpu_kernel_configure(k, &d, &cfg);
+            void *ws = aligned_alloc(64, (cfg.ws_bytes + 63) & ~(size_t)63);
+            smelt_ctx_t *ctx = smelt_ctx_init();
+            sm_kargs ka = {.op_name = "QLinearMatMul",
+                           .attrs = at,
+                           .n_in = 8,
+                           .in = in,
+                           .n_out = 1,
+                           .out = out,
+                           .ctx = ctx,
+                           .workspace = ws,
+                           .workspace_bytes = cfg.ws_bytes};
+            assert_int_equal(sm_cpu_kernel_run(k, &ka, &cfg, NULL, NULL),
+                             SMELT_ERR_INVALID_ARG);
+            assert_non_null(
+                strstr(smelt_ctx_error(ctx), "QLinearMatMul: scale"));
+            if (e == 3) { /* and the reference */
+                assert_int_equal(sm_ref_qlinearmatmul(&ka),
+                                 SMELT_ERR_INVALID_ARG);
+                assert_non_null(
+                    strstr(smelt_ctx_error(ctx), "a scale must be positive"));
+            }
+            smelt_ctx_free(ctx);
+            free(ws);
+        }
+        for (int i = 0; i < 8; i++)
+            sm_tensor_free(in[i]);
+        sm_tensor_free(out[0]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_q8_gemm_exact),
+        cmocka_unit_test(test_q8_gemm_saturating),
+        cmocka_unit_test(test_q8_gemm_epilogues),
+        cmocka_unit_test(test_matmulinteger),
+        cmocka_unit_test(test_qlinearmatmul),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_bad_scales),
+    };
+    sm_q8_set_parallel_threshold(0);
+    return cmocka_run_group_tests(tests, ck_setup, ck_teardown);
+}
