@@ -679,6 +679,65 @@ int64_t smelt_plan_output_dim(const smelt_plan_t *p, int i, int axis);
 smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
                               char **out);
 
+/* ---- profiling and memory history (docs/PROFILING.md) ------------------- */
+
+/* One thread's turn in a step's parallel work, recorded in a profiled
+ * run when the session has a thread pool (threads > 1): thread 0 is the
+ * thread that called run, 1.. the pool's workers. */
+typedef struct smelt_work_item {
+    size_t struct_size; /* SMELT_STRUCT_INIT(smelt_work_item) */
+    int32_t step;       /* the step it worked for */
+    int32_t thread;
+    double start_ms, end_ms; /* from the run's start, as step times */
+} smelt_work_item;
+
+/* The work items of the session's last profiled run (0 without a pool),
+ * and how many did not fit the buffer made by set_profiling. */
+int smelt_session_num_work_items(const smelt_session_t *s);
+int smelt_session_dropped_work_items(const smelt_session_t *s);
+/* Item i; out->struct_size must be set (SMELT_STRUCT_INIT). */
+smelt_status smelt_session_work_item(const smelt_session_t *s, int i,
+                                     smelt_work_item *out);
+
+/* Step i's operands as text, "f32[1,3,8,8], f32[4,3,3,3] -> f32[1,4,6,6]"
+ * (absent optional inputs as "-", shapes known only while running as
+ * "?"), cut to fit buf (size bytes, NUL-terminated). */
+smelt_status smelt_plan_step_shapes(const smelt_plan_t *p, int i, char *buf,
+                                    size_t size);
+
+/* Where a plan buffer's bytes live. */
+typedef enum smelt_buffer_kind {
+    SMELT_BUFFER_ARENA,     /* an intermediate at `offset` in the arena */
+    SMELT_BUFFER_WORKSPACE, /* a step's scratch in the arena, live in it only */
+    SMELT_BUFFER_WEIGHT,    /* a constant of the graph */
+    SMELT_BUFFER_INPUT,     /* the caller's input tensor */
+    SMELT_BUFFER_OUTPUT,    /* the output tensor the caller receives */
+    SMELT_BUFFER_DYNAMIC,   /* allocated while running (data-dependent) */
+    SMELT_BUFFER_VIEW       /* another buffer's bytes seen with a new shape */
+} smelt_buffer_kind;
+
+/* One buffer of a plan's memory history: which step creates it and the
+ * last step that reads it (it is free after that step). An arena buffer
+ * that reuses another's bytes in place, or views them, names that
+ * buffer in `shares` (-1 otherwise): such buffers form one arena region
+ * live from the earliest creation to the latest read among them;
+ * regions live at the same step never overlap in the arena. */
+typedef struct smelt_plan_buffer_info {
+    size_t struct_size; /* SMELT_STRUCT_INIT(smelt_plan_buffer_info) */
+    const char *name;   /* the value's name; a workspace's step's node */
+    int32_t kind;       /* smelt_buffer_kind */
+    int32_t first, last; /* steps; -1 for weights and inputs no step reads */
+    int32_t shares;
+    int64_t offset; /* ARENA and WORKSPACE: bytes into the arena, else -1 */
+    int64_t bytes;
+} smelt_plan_buffer_info;
+
+/* Every value slot of the plan, then every step's workspace. */
+int smelt_plan_num_buffers(const smelt_plan_t *p);
+/* Buffer i; out->struct_size must be set (SMELT_STRUCT_INIT). */
+smelt_status smelt_plan_buffer(const smelt_plan_t *p, int i,
+                               smelt_plan_buffer_info *out);
+
 /* ---- script frontend (docs/SCRIPT.md) ---------------------------------- */
 
 /* Compiles function `fn` of a script (a Python subset in the manner of

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
@@ -48,6 +49,10 @@ struct sm_threadpool {
     void *arg;
     int64_t n, chunk;
     atomic_llong next;
+    /* tracing (sm_threadpool_trace): set between jobs only */
+    sm_pool_span *spans;
+    int span_cap, tag;
+    atomic_int n_spans;
 };
 
 /* state's flag: the job takes no more workers (its chunks are all
@@ -70,10 +75,30 @@ int sm_cpu_count(void)
     return n < 1 ? 1 : (int)n;
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Keeps this thread's turn in the job as a span, when tracing and it ran
+ * any chunk: one atomic add into the preallocated buffer. */
+static void trace_turn(sm_threadpool *tp, int tid, double t0, int ran)
+{
+    if (!ran)
+        return;
+    int k = atomic_fetch_add_explicit(&tp->n_spans, 1, memory_order_relaxed);
+    if (k < tp->span_cap)
+        tp->spans[k] = (sm_pool_span){tid, tp->tag, t0, now_ms()};
+}
+
 /* Takes chunks of the current job until none are left. */
 static void run_chunks(sm_threadpool *tp, int tid)
 {
     in_pool = 1;
+    int tracing = tp->spans != NULL, ran = 0;
+    double t0 = tracing ? now_ms() : 0;
     for (;;) {
         int64_t i =
             atomic_fetch_add_explicit(&tp->next, 1, memory_order_relaxed);
@@ -82,7 +107,10 @@ static void run_chunks(sm_threadpool *tp, int tid)
             break;
         int64_t e = b + tp->chunk < tp->n ? b + tp->chunk : tp->n;
         tp->fn(tp->arg, b, e, tid);
+        ran = 1;
     }
+    if (tracing)
+        trace_turn(tp, tid, t0, ran);
     in_pool = 0;
 }
 
@@ -198,6 +226,28 @@ void sm_threadpool_free(sm_threadpool *tp)
     pthread_mutex_destroy(&tp->mu);
     sm_free(tp->workers);
     sm_free(tp);
+}
+
+void sm_threadpool_trace(sm_threadpool *tp, sm_pool_span *spans, int cap)
+{
+    if (!tp)
+        return;
+    tp->spans = cap > 0 ? spans : NULL;
+    tp->span_cap = cap > 0 ? cap : 0;
+    atomic_store(&tp->n_spans, 0);
+}
+
+void sm_threadpool_trace_tag(sm_threadpool *tp, int tag)
+{
+    if (tp)
+        tp->tag = tag;
+}
+
+int sm_threadpool_trace_count(sm_threadpool *tp, int reset)
+{
+    if (!tp)
+        return 0;
+    return reset ? atomic_exchange(&tp->n_spans, 0) : atomic_load(&tp->n_spans);
 }
 
 int sm_threadpool_size(const sm_threadpool *tp)

@@ -40,6 +40,25 @@ int sm_threadpool_size(const sm_threadpool *tp);
 void sm_parallel_for(sm_threadpool *tp, int64_t n, int64_t chunk,
                      sm_parallel_fn fn, void *arg);
 
+/* One thread's turn in a parallel_for, recorded while the pool traces
+ * (the profiler's work items): the thread, the tag the tracer gave the
+ * job (the runtime's step index) and CLOCK_MONOTONIC milliseconds. */
+typedef struct sm_pool_span {
+    int thread, tag;
+    double t0, t1;
+} sm_pool_span;
+
+/* Records, from now on, one span per thread per parallel_for it ran
+ * chunks of, into spans[0..cap) (spans NULL: stop recording). The
+ * buffer is the caller's and must outlive the recording; spans past cap
+ * are counted but not kept. Call between parallel_fors only. */
+void sm_threadpool_trace(sm_threadpool *tp, sm_pool_span *spans, int cap);
+/* The tag later spans carry (between parallel_fors only). */
+void sm_threadpool_trace_tag(sm_threadpool *tp, int tag);
+/* Spans recorded since the last sm_threadpool_trace (may exceed cap);
+ * 0 for a NULL pool. Resets the count to 0 when `reset`. */
+int sm_threadpool_trace_count(sm_threadpool *tp, int reset);
+
 /* The number of online CPUs (at least 1). */
 int sm_cpu_count(void);
 

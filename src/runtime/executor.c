@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/deadline.h"
+#include "core/sized.h"
 #include "ir/eval.h"
 #include "runtime/executor.h"
 
@@ -51,6 +52,7 @@ void sm_session_free_internal(sm_session *s)
     sm_free(s->env_owned);
     sm_free(s->t0);
     sm_free(s->t1);
+    sm_free(s->spans);
     sm_free(s->arena_raw);
     sm_free(s);
 }
@@ -145,10 +147,58 @@ smelt_status smelt_session_init(smelt_ctx_t *ctx, const smelt_plan_t *p,
     return SMELT_OK;
 }
 
+/* Work items the pool may record in one run: a few parallel_fors per
+ * step on every thread; more are counted, not kept. */
+static int span_capacity(const sm_session *s)
+{
+    int64_t cap = (int64_t)s->p->n_steps * sm_threadpool_size(s->tp) * 8;
+    return cap < 4096 ? 4096 : cap > (1 << 20) ? 1 << 20 : (int)cap;
+}
+
+/* Profiling also records the thread pool's work items, into a buffer
+ * made here so the runs themselves allocate nothing. Without memory for
+ * it the step times are still kept. */
 void smelt_session_set_profiling(smelt_session_t *s, int on)
 {
-    if (s)
-        s->profiling = on != 0;
+    if (!s)
+        return;
+    s->profiling = on != 0;
+    if (on && s->tp && !s->spans) {
+        s->spans = sm_calloc((size_t)span_capacity(s), sizeof *s->spans);
+        s->span_cap = s->spans ? span_capacity(s) : 0;
+    }
+    sm_threadpool_trace(s->tp, on ? s->spans : NULL, on ? s->span_cap : 0);
+    s->n_spans = 0;
+}
+
+int smelt_session_num_work_items(const smelt_session_t *s)
+{
+    if (!s)
+        return 0;
+    return s->n_spans < s->span_cap ? s->n_spans : s->span_cap;
+}
+
+int smelt_session_dropped_work_items(const smelt_session_t *s)
+{
+    return s && s->n_spans > s->span_cap ? s->n_spans - s->span_cap : 0;
+}
+
+#define WORK_ITEM_V1 SM_FIELD_END(smelt_work_item, end_ms)
+
+smelt_status smelt_session_work_item(const smelt_session_t *s, int i,
+                                     smelt_work_item *caller)
+{
+    if (!s || !caller || i < 0 || i >= smelt_session_num_work_items(s))
+        return SMELT_ERR_INVALID_ARG;
+    SM_TRY(sm_sized_check(NULL, "smelt_work_item", caller, WORK_ITEM_V1));
+    const sm_pool_span *sp = &s->spans[i];
+    smelt_work_item w = {.struct_size = sizeof w,
+                         .step = sp->tag,
+                         .thread = sp->thread,
+                         .start_ms = sp->t0 - s->origin,
+                         .end_ms = sp->t1 - s->origin};
+    sm_sized_out(caller, &w, sizeof w);
+    return SMELT_OK;
 }
 
 smelt_status smelt_session_step_time(const smelt_session_t *s, int i,
@@ -330,13 +380,17 @@ static smelt_status exec(smelt_ctx_t *ctx, sm_session *s,
     SM_TRY(bind_io(ctx, s, inputs, n_in, outputs, n_out));
     const sm_plan *p = s->p;
     double start = s->profiling ? now_ms() : 0;
+    s->origin = start;
+    sm_threadpool_trace_count(s->tp, 1);
     double outer = sm_run_begin(ctx, p->timeout_ms);
     smelt_status st = SMELT_OK;
     size_t at = 0;
     for (int j = 0; j < p->n_steps && st == SMELT_OK; j++) {
         const sm_step *step = &p->steps[j];
-        if (s->profiling)
+        if (s->profiling) {
+            sm_threadpool_trace_tag(s->tp, j);
             s->t0[j] = now_ms() - start;
+        }
         st = sm_run_check_time(ctx, "before this step");
         if (st == SMELT_OK)
             st = run_step(ctx, s, step, s->args + at);
@@ -350,6 +404,8 @@ static smelt_status exec(smelt_ctx_t *ctx, sm_session *s,
         }
     }
     sm_run_end(ctx, outer);
+    if (s->profiling)
+        s->n_spans = sm_threadpool_trace_count(s->tp, 0);
     if (st == SMELT_OK)
         st = copy_outputs(ctx, s, outputs);
     end_run(s);

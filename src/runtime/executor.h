@@ -24,6 +24,9 @@ struct smelt_session {
     unsigned char *env_owned;
     int profiling;
     double *t0, *t1; /* per step, ms from the run's start */
+    double origin;   /* the last profiled run's start (CLOCK_MONOTONIC ms) */
+    sm_pool_span *spans; /* the pool's work items in the last profiled run */
+    int span_cap, n_spans;
 };
 
 typedef struct smelt_session sm_session;

@@ -17,13 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "check_util.h"
 #include "cli.h"
 #include "inputs.h"
 #include "plan_cli.h"
+#include "prof.h"
 
 void cli_bench_help(FILE *out)
 {
@@ -46,7 +46,7 @@ static double now_ms(void)
 
 typedef struct bench_args {
     const char *file, *trace;
-    int runs, warmup, profile, json, print_plan;
+    int runs, warmup, profile, json, print_plan, quiet;
     cli_args args;
     smelt_plan_options po;
 } bench_args;
@@ -65,6 +65,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     a->profile = c->given[CLI_OPT_profile] > 0;
     a->json = c->given[CLI_OPT_json] > 0;
     a->print_plan = c->given[CLI_OPT_print_plan] > 0;
+    a->quiet = c->given[CLI_OPT_quiet] > 0;
     cli_plan_options(c, &a->po);
     return 0;
 }
@@ -72,17 +73,9 @@ static int parse_args(int argc, char **argv, bench_args *a)
 /* ---- figures ---------------------------------------------------------------
  */
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 static double peak_rss_mib(void)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss / 1024.0; /* KiB on Linux */
+    return (double)cli_peak_rss() / (1024.0 * 1024.0);
 }
 
 #define MIB(x) ((double)(x) / (1024.0 * 1024.0))
@@ -116,161 +109,13 @@ static void print_kernels(const smelt_plan_t *p)
     free(counts);
 }
 
-/* Per-op table: total time of each (op, kernel) over the timed runs,
- * averaged per run, with FLOPs and bytes from the cost functions. */
-typedef struct op_row {
-    const char *op, *kernel;
-    int count;
-    double ms, flops, bytes;
-} op_row;
-
-static int cmp_row(const void *x, const void *y)
-{
-    const op_row *a = x, *b = y;
-    return (a->ms < b->ms) - (a->ms > b->ms);
-}
-
-static void print_profile(const smelt_plan_t *p, const double *step_ms,
-                          int runs, double median)
-{
-    int n = smelt_plan_num_steps(p), m = 0;
-    op_row *rows = calloc((size_t)n + 1, sizeof *rows);
-    if (!rows)
-        return;
-    double total = 0;
-    for (int i = 0; i < n; i++) {
-        smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
-        smelt_plan_step(p, i, &si);
-        int k = 0;
-        while (k < m &&
-               (strcmp(rows[k].op, si.op) || strcmp(rows[k].kernel, si.kernel)))
-            k++;
-        if (k == m)
-            rows[m++] = (op_row){si.op, si.kernel, 0, 0, 0, 0};
-        rows[k].count++;
-        rows[k].ms += step_ms[i] / runs;
-        rows[k].flops += si.flops;
-        rows[k].bytes += si.bytes_read + si.bytes_write;
-        total += step_ms[i] / runs;
-    }
-    qsort(rows, (size_t)m, sizeof *rows, cmp_row);
-    printf("\nprofile (per run; steps %.3f ms of %.3f ms median):\n", total,
-           median);
-    printf("%-20s %-22s %5s %9s %6s %10s %10s %9s %8s\n", "op", "kernel", "n",
-           "ms", "%", "MFLOP", "MB", "GFLOP/s", "FLOP/B");
-    for (int k = 0; k < m; k++) {
-        const op_row *r = &rows[k];
-        printf("%-20s %-22s %5d %9.3f %5.1f%% %10.2f %10.2f %9.2f %8.2f\n",
-               r->op, r->kernel, r->count, r->ms,
-               total > 0 ? 100 * r->ms / total : 0, r->flops / 1e6,
-               r->bytes / 1e6, r->ms > 0 ? r->flops / (r->ms * 1e6) : 0,
-               r->bytes > 0 ? r->flops / r->bytes : 0);
-    }
-    free(rows);
-}
-
-/* The timed runs as Chrome trace events: one "X" event per step. */
-static int write_trace(FILE *f, const char *path, const smelt_plan_t *p,
-                       const double *t0, const double *t1, const double *start,
-                       int runs)
-{
-    int n = smelt_plan_num_steps(p);
-    fprintf(f, "{\"traceEvents\":[\n");
-    for (int r = 0; r < runs; r++)
-        for (int i = 0; i < n; i++) {
-            smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
-            smelt_plan_step(p, i, &si);
-            size_t k = (size_t)r * (size_t)n + (size_t)i;
-            fprintf(f,
-                    "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\","
-                    "\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":1,"
-                    "\"args\":{\"step\":%d,\"node\":\"",
-                    r || i ? "," : "", si.op, si.kernel,
-                    (start[r] + t0[k]) * 1e3, (t1[k] - t0[k]) * 1e3, i);
-            for (const char *c = si.name; *c; c++)
-                if (*c == '"' || *c == '\\')
-                    fprintf(f, "\\%c", *c);
-                else if ((unsigned char)*c >= 0x20)
-                    fputc(*c, f);
-            fprintf(f, "\",\"run\":%d,\"flops\":%.0f}}\n", r, si.flops);
-        }
-    fprintf(f, "],\"displayTimeUnit\":\"ms\"}\n");
-    if (fclose(f) != 0) {
-        perror(path);
-        return 1;
-    }
-    return 0;
-}
-
-/* ---- the verb
- * ------------------------------------------------------------------- */
-
-typedef struct timings {
-    double *lat;             /* runs */
-    double *t0, *t1, *start; /* runs x steps, runs (profile / trace) */
-    double *step_ms;         /* steps: summed over runs */
-} timings;
-
-static int time_runs(smelt_ctx_t *ctx, const smelt_plan_t *p, bench_args *a,
-                     smelt_tensor_t **in, int n_in, timings *tm)
-{
-    smelt_session_t *s = NULL;
-    int n_out = smelt_plan_num_outputs(p), n = smelt_plan_num_steps(p);
-    smelt_tensor_t **out = calloc((size_t)n_out + 1, sizeof *out);
-    if (!out) {
-        fprintf(stderr, "smelt bench: out of memory\n");
-        return 1;
-    }
-    if (smelt_session_init(ctx, p, &s) != SMELT_OK) {
-        free(out);
-        return cli_fail(ctx, "session");
-    }
-    int rc = 0;
-    int tracing = a->profile || a->trace;
-    smelt_session_set_profiling(s, tracing);
-    double origin = now_ms();
-    for (int r = 0; r < a->warmup + a->runs && !rc; r++) {
-        double t = now_ms();
-        if (smelt_session_run(ctx, s, in, n_in, out, n_out) != SMELT_OK)
-            rc = cli_fail(ctx, a->file);
-        double e = now_ms();
-        for (int i = 0; i < n_out; i++) {
-            smelt_tensor_free(out[i]);
-            out[i] = NULL;
-        }
-        int k = r - a->warmup;
-        if (rc || k < 0)
-            continue;
-        tm->lat[k] = e - t;
-        tm->start[k] = t - origin;
-        for (int i = 0; tracing && i < n; i++) {
-            size_t at = (size_t)k * (size_t)n + (size_t)i;
-            smelt_session_step_time(s, i, &tm->t0[at], &tm->t1[at]);
-            tm->step_ms[i] += tm->t1[at] - tm->t0[at];
-        }
-    }
-    smelt_session_free(s);
-    free(out);
-    return rc;
-}
-
 static void report(const bench_args *a, const smelt_plan_t *p, double compile,
-                   const timings *tm)
+                   const cli_prof *pr)
 {
     smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
     smelt_plan_get_stats(p, &st);
-    double *sorted = malloc(sizeof(double) * (size_t)a->runs);
-    if (!sorted)
-        return;
-    memcpy(sorted, tm->lat, sizeof(double) * (size_t)a->runs);
-    qsort(sorted, (size_t)a->runs, sizeof *sorted, cmp_double);
-    double med = a->runs % 2
-                     ? sorted[a->runs / 2]
-                     : (sorted[a->runs / 2 - 1] + sorted[a->runs / 2]) / 2;
-    double mn = sorted[0], mean = 0;
-    for (int i = 0; i < a->runs; i++)
-        mean += tm->lat[i] / a->runs;
-    free(sorted);
+    double med, mn, mean;
+    cli_prof_latency(pr, &med, &mn, &mean);
     if (a->json) {
         printf("{\"model\":\"%s\",\"median_ms\":%.4f,\"min_ms\":%.4f,"
                "\"mean_ms\":%.4f,\"runs\":%d,\"threads\":%d,"
@@ -295,8 +140,10 @@ static void report(const bench_args *a, const smelt_plan_t *p, double compile,
            MIB(st.arena_bytes), MIB(st.unshared_bytes), MIB(st.weight_bytes),
            peak_rss_mib());
     print_kernels(p);
+    /* the table of `smelt profile --by op`, without its roofline column
+     * (no peak probe in a benchmark) */
     if (a->profile)
-        print_profile(p, tm->step_ms, a->runs, med);
+        cli_prof_print(stdout, p, pr, 1, 0, 0, 0);
 }
 
 int cli_bench(int argc, char **argv)
@@ -320,7 +167,7 @@ int cli_bench(int argc, char **argv)
     smelt_graph_t *g = NULL;
     smelt_plan_t *p = NULL;
     smelt_tensor_t **in = NULL;
-    timings tm = {0};
+    cli_prof pr = {0};
     rc = cli_load_graph(ctx, a.file, 1, &g);
     int n_in = g ? smelt_graph_num_inputs(g) : 0;
     if (!rc)
@@ -346,34 +193,27 @@ int cli_bench(int argc, char **argv)
     double compile = now_ms() - t0;
     if (!rc && a.print_plan)
         rc = cli_plan_print(ctx, p);
-    size_t n = p ? (size_t)smelt_plan_num_steps(p) : 0;
-    size_t cells = (a.profile || a.trace) ? (size_t)a.runs * n : 0;
-    tm.lat = calloc((size_t)a.runs, sizeof(double));
-    tm.start = calloc((size_t)a.runs, sizeof(double));
-    tm.t0 = calloc(cells + 1, sizeof(double));
-    tm.t1 = calloc(cells + 1, sizeof(double));
-    tm.step_ms = calloc(n + 1, sizeof(double));
-    if (!rc && (!tm.lat || !tm.start || !tm.t0 || !tm.t1 || !tm.step_ms)) {
-        fprintf(stderr, "smelt bench: out of memory\n");
-        rc = 1;
+    if (!rc)
+        rc = cli_prof_init(&pr, a.runs, smelt_plan_num_steps(p),
+                           a.profile || a.trace);
+    if (!rc) {
+        cli_progress pg;
+        cli_progress_start(&pg, "bench", "runs", a.warmup + a.runs,
+                           a.quiet || a.json);
+        rc = cli_prof_run(ctx, p, in, n_in, a.warmup, a.file, &pg, &pr);
+        cli_progress_end(&pg);
     }
     if (!rc)
-        rc = time_runs(ctx, p, &a, in, n_in, &tm);
-    if (!rc)
-        report(&a, p, compile, &tm);
+        report(&a, p, compile, &pr);
     if (!rc && trace) {
-        rc = write_trace(trace, a.trace, p, tm.t0, tm.t1, tm.start, a.runs);
+        rc = cli_prof_trace(trace, a.trace, p, &pr);
         trace = NULL;
         if (!rc && !a.json)
             printf("trace:   %s\n", a.trace);
     }
     if (trace) /* not written: leave no empty file behind */
         fclose(trace), remove(a.trace);
-    free(tm.lat);
-    free(tm.start);
-    free(tm.t0);
-    free(tm.t1);
-    free(tm.step_ms);
+    cli_prof_free(&pr);
     for (int i = 0; in && i < n_in; i++)
         smelt_tensor_free(in[i]);
     free(in);
