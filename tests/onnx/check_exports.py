@@ -16,7 +16,11 @@ checked by Smelt only, and INFERENCE_GAPS lists the files whose full
 check meets a gap of onnx 1.12's own shape inference (they pass the
 plain check). Exits 77 (a ctest skip) without python3-onnx.
 
-usage: check_exports.py SMELT REPO_ROOT [MODELS_CACHE_DIR]
+usage: check_exports.py SMELT REPO_ROOT [MODELS_CACHE_DIR] [--shard I/N]
+
+With --shard I/N it checks only every N-th file from the I-th (0-based),
+so ctest can run the shards side by side, each under its own time limit
+(a sanitizer build spends most of a second per smelt process).
 """
 import glob
 import os
@@ -88,8 +92,14 @@ def models(root, cache):
 
 
 def main():
-    smelt, root = sys.argv[1], sys.argv[2]
-    cache = sys.argv[3] if len(sys.argv) > 3 else None
+    args = sys.argv[1:]
+    shard, shards = 0, 1
+    if "--shard" in args:
+        k = args.index("--shard")
+        shard, shards = (int(x) for x in args[k + 1].split("/"))
+        del args[k:k + 2]
+    smelt, root = args[0], args[1]
+    cache = args[2] if len(args) > 2 else None
     newest = onnx.defs.onnx_opset_version()
     checked = newer = 0
     failures = []
@@ -101,6 +111,7 @@ def main():
     for case in sorted(glob.glob(os.path.join(root, "tests/ops/*/"))):
         jobs.append((os.path.join(case, "model.ir"),
                      os.path.basename(os.path.dirname(case)), 3, case))
+    jobs = jobs[shard::shards]
     ran = 0
     with tempfile.TemporaryDirectory() as tmp:
         for src, name, level, case in jobs:
