@@ -85,7 +85,7 @@ static sm_value *pixels(sm_grad_ctx *g, const gs_build *s, sm_value *xc,
     sm_node *nd = sm_g_node(g, SM_OP_GatherElements, 2, in, 1);
     mv_set_int(g, nd, "axis", 2);
     sm_value *v = sm_g_done(g, nd);
-    return nn_mul(g, v, sm_g_cast(g, inside, s->xf->type.dtype));
+    return nn_mul(g, v, sm_g_cast(g, inside, g->n->in[0]->type.dtype));
 }
 
 /* Cubic convolution weights (a = -0.75) of a tap at distance t. */

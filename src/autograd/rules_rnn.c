@@ -196,7 +196,8 @@ static void dir_setup(sm_grad_ctx *g, const rnn_spec *s, int d, rnn_dir *o)
     sm_value *zero = NULL;
     if (!s->h0 || (s->kind->gates == 4 && !s->c0)) {
         double *z = sm_calloc((size_t)(s->batch * h + 1), sizeof *z);
-        zero = z ? sm_gn_const(g, s->x->type.dtype, 2, dims, z) : nn_nomem(g);
+        zero = z ? sm_gn_const(g, g->n->in[0]->type.dtype, 2, dims, z)
+                 : nn_nomem(g);
         sm_free(z);
     }
     o->h = s->h0 ? gather_at(g, s->h0, d) : zero;

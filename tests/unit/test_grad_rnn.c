@@ -6,12 +6,16 @@
  * peepholes, input_forget, linear_before_reset; each float input, with
  * the loss reading Y, Y_h, Y_c together or one alone. A sequence length
  * not known before running is declined by name; an LSTM's joint graph
- * runs as a plan.
+ * runs as a plan; and allocation failures while building the rules that
+ * rebuild their node (these, GridSample, RoiAlign) and Det's leak
+ * nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gradutil.h"
+
+#include "core/alloc.h"
 
 typedef grad_leaf leaf;
 
@@ -169,12 +173,62 @@ static void test_rnn_plan(void **state)
     free(t);
 }
 
+/* Allocation failures at every point of building the joint graph of the
+ * rules that rebuild their node (a GRU, then GridSample, RoiAlign and
+ * Det on its output) give SMELT_ERR_NOMEM and leak nothing (ASan), until
+ * the build goes through. */
+static void test_rebuild_alloc_failures(void **state)
+{
+    (void)state;
+    smelt_graph_t *g = parse(
+        "graph t() {\n"
+        "  %x: f64[2,1,2] = const [0.3, -0.2, 0.5, 0.1]\n"
+        "  %w: f64[1,3,2] = const [0.1, -0.2, 0.3, 0.4, -0.5, 0.6]\n"
+        "  %r: f64[1,3,1] = const [0.2, -0.1, 0.3]\n"
+        "  %lens: i32[1] = const [2]\n"
+        "  %y, %yh = GRU(%x, %w, %r, _, %lens) {direction = "
+        "\"reverse\", clip = 0.7}\n"
+        "  %grid: f64[2,1,2,2] = const [0.1, -0.3, 0.7, 0.2, -0.5, "
+        "0.4, 0.3, 0.9]\n"
+        "  %s = GridSample(%y, %grid) {mode = \"bicubic\"}\n"
+        "  %rois: f64[1,4] = const [0.1, 0.2, 1.3, 0.9]\n"
+        "  %b: i64[1] = const [1]\n"
+        "  %a = RoiAlign(%s, %rois, %b) {output_height = 2, output_width = 2}\n"
+        "  %d = Det(%a)\n"
+        "  return %d\n}\n");
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_grad_options o;
+    smelt_grad_options_default(&o);
+    int done = 0;
+    long k = 0;
+    for (; k < 1000000 && !done; k++) {
+        smelt_graph_t *j = NULL;
+        sm_alloc_fail_after(k);
+        smelt_status st = smelt_graph_grad(ctx, g, &o, &j);
+        sm_alloc_fail_after(-1);
+        done = st == SMELT_OK;
+        if (!done) {
+            if (st != SMELT_ERR_NOMEM)
+                fail_msg("allocation %ld: %s", k, smelt_ctx_error(ctx));
+            assert_null(j);
+        }
+        smelt_graph_free(j);
+    }
+    assert_true(done);
+    assert_true(k > 100); /* failures were injected */
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rnn),      cmocka_unit_test(test_gru),
-        cmocka_unit_test(test_lstm),     cmocka_unit_test(test_rnn_symbolic),
+        cmocka_unit_test(test_rnn),
+        cmocka_unit_test(test_gru),
+        cmocka_unit_test(test_lstm),
+        cmocka_unit_test(test_rnn_symbolic),
         cmocka_unit_test(test_rnn_plan),
+        cmocka_unit_test(test_rebuild_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
