@@ -87,7 +87,7 @@ static int capture(char *const *argv, char **out)
 /* `smelt check FILE` with the model options this report was given. */
 static int run_check(const cli_args *a, const char *file, char **out)
 {
-    int n = 0, cap = 8 + 2 * (a->n_inputs + a->n_dims);
+    int n = 0, cap = 9 + 2 * (a->n_inputs + a->n_dims);
     char **argv = calloc((size_t)cap, sizeof *argv);
     char **owned = calloc((size_t)a->n_dims + 1, sizeof *owned);
     int rc = -1;
@@ -96,6 +96,7 @@ static int run_check(const cli_args *a, const char *file, char **out)
     argv[n++] = "/proc/self/exe";
     argv[n++] = "check";
     argv[n++] = (char *)file;
+    argv[n++] = "--quiet";
     for (int i = 0; i < a->n_inputs; i++) {
         argv[n++] = "--input";
         argv[n++] = (char *)a->inputs[i];
