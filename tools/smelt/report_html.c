@@ -249,7 +249,8 @@ int report_write_html(FILE *f, const report_data *d)
     report_roofline_svg(f, d);
     fprintf(f, "<h2 id=memory>Memory</h2>\n<p>Each arena buffer from the step "
                "that creates it to its last reader, at its offset (blue: "
-               "values, orange: workspaces).</p>\n");
+               "values, orange: workspaces); below, the bytes live at each "
+               "step, the peak marked.</p>\n");
     report_memory_svg(f, d->plan);
     fprintf(f, "<h2 id=check>Check</h2>\n");
     if (d->check_out) {

@@ -117,8 +117,7 @@ static void page_dot(FILE *f, const dot_line *L, int n, int pg)
         int far_a = l->pa >= 0 && l->pa != pg;
         int far_b = l->pb >= 0 && l->pb != pg;
         if (far_a || far_b)
-            fprintf(f,
-                    "  %s [shape=box, style=dashed, label=\"(page %d)\"];\n",
+            fprintf(f, "  %s [shape=box, style=dashed, label=\"(page %d)\"];\n",
                     far_a ? l->a : l->b, (far_a ? l->pa : l->pb) + 1);
         fprintf(f, "%.*s\n", l->len, l->s);
     }
@@ -310,6 +309,49 @@ void report_roofline_svg(FILE *f, const report_data *d)
 
 enum { MW = 900, MH = 360, LH = 120 };
 
+/* Live arena bytes per step as a line under the timeline, on the same
+ * step axis, the peak marked. */
+static void live_svg(FILE *f, const smelt_plan_t *p, double arena)
+{
+    int steps = smelt_plan_num_steps(p);
+    int64_t *live = malloc(sizeof *live * ((size_t)steps + 1));
+    if (!live || cli_memory_live(p, live)) {
+        free(live);
+        return;
+    }
+    double x0 = ML, x1 = MW - MR, y0 = 10, y1 = LH - 20;
+    double sw = (x1 - x0) / (steps > 0 ? steps : 1);
+    int peak = 0;
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=memlive "
+            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            "font-family=\"sans-serif\" font-size=\"11\">\n"
+            "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
+            "fill=\"#fafafa\" stroke=\"#999\"/>\n"
+            "<text transform=\"translate(15,%g) rotate(-90)\" "
+            "text-anchor=\"middle\">live</text>\n"
+            "<polyline fill=\"none\" stroke=\"#36c\" stroke-width=\"1.5\" "
+            "points=\"",
+            MW, LH, MW, LH, x0, y0, x1 - x0, y1 - y0, (y0 + y1) / 2);
+    for (int j = 0; j < steps; j++) {
+        double y = y1 - (y1 - y0) * (double)live[j] / arena;
+        fprintf(f, "%.1f,%.1f %.1f,%.1f ", x0 + sw * j, y, x0 + sw * (j + 1),
+                y);
+        if (live[j] > live[peak])
+            peak = j;
+    }
+    fprintf(f, "\"/>\n");
+    if (steps > 0)
+        fprintf(f,
+                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c33\">"
+                "<title>peak: %.2f MiB live at step %d</title></circle>\n",
+                x0 + sw * (peak + 0.5),
+                y1 - (y1 - y0) * (double)live[peak] / arena,
+                (double)live[peak] / 1048576.0, peak);
+    fprintf(f, "</svg>\n");
+    free(live);
+}
+
 void report_memory_svg(FILE *f, const smelt_plan_t *p)
 {
     int steps = smelt_plan_num_steps(p), n = smelt_plan_num_buffers(p);
@@ -356,7 +398,7 @@ void report_memory_svg(FILE *f, const smelt_plan_t *p)
                 (long long)b.offset, b.first, b.last);
     }
     fprintf(f, "</svg>\n");
-    /* live bytes per step under it */
+    live_svg(f, p, arena);
     int peak_step = -1;
     int64_t peak = cli_memory_peak(p, &peak_step);
     fprintf(f,
