@@ -51,6 +51,12 @@ sys.exit(t['by'] != 'op' or len(keys) != len(set(keys)) or
 # the peaks were measured once and cached
 ls "$T/cache/smelt/"peaks-*t.txt >/dev/null 2>&1 && ok || bad "no cached peaks"
 
+# --quiet: nothing on stderr (progress goes there, results to stdout)
+for verb in "profile" "bench" "check"; do
+    "$SMELT" $verb "$ROOT/tests/graphs/cnn_small.ir" --quiet >"$T/out" 2>"$T/err"
+    [ -s "$T/out" ] && [ ! -s "$T/err" ] && ok || { bad "$verb --quiet wrote to stderr"; sed 's/^/  | /' "$T/err"; }
+done
+
 # bad arguments fail before running anything
 expect_fail() {
     code=$1 frag=$2

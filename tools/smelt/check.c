@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "plan_cli.h"
+#include "progress.h"
 
 void cli_check_help(FILE *out)
 {
@@ -46,6 +47,7 @@ typedef struct check_args {
     double rtol, atol; /* < 0: per dtype */
     uint64_t seed;
     smelt_opt_options o;
+    cli_progress pg; /* stages: reference, optimized, a plan per ISA */
 } check_args;
 
 static int parse_args(int argc, char **argv, check_args *a)
@@ -57,6 +59,9 @@ static int parse_args(int argc, char **argv, check_args *a)
     a->rtol = cli_real(&a->args, CLI_OPT_rtol, -1);
     a->atol = cli_real(&a->args, CLI_OPT_atol, -1);
     a->seed = (uint64_t)cli_num(&a->args, CLI_OPT_seed, 0);
+    cli_progress_start(&a->pg, "check", "stages", 5,
+                       a->args.given[CLI_OPT_quiet] > 0);
+    a->pg.tty = 0; /* plain lines: check prints its results as it goes */
     cli_opt_options(&a->args, &a->o, 1);
     const char *isa = a->args.str[CLI_OPT_isa];
     if (isa && strcmp(isa, "scalar") && strcmp(isa, "avx2") &&
@@ -192,7 +197,7 @@ static int isa_present(const char *want, const char *have)
 /* Compiles orig into a plan for each ISA of this CPU, runs it on inputs
  * and compares every output with want (the reference run of the model as
  * loaded). */
-static void check_plans(smelt_ctx_t *ctx, const check_args *a,
+static void check_plans(smelt_ctx_t *ctx, check_args *a,
                         const smelt_graph_t *orig, smelt_tensor_t **inputs,
                         smelt_tensor_t **want, plan_result *pr)
 {
@@ -215,8 +220,10 @@ static void check_plans(smelt_ctx_t *ctx, const check_args *a,
     for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
         smelt_plan_t *p = NULL;
         smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
+        cli_progress_update(&a->pg, 2 + (long)k);
         if (only && strcmp(only, isas[k]) != 0)
             continue;
+        snprintf(a->pg.note, sizeof a->pg.note, "plan for %s", isas[k]);
         po.isa = isas[k];
         if (smelt_plan_compile(ctx, orig, &po, &p) != SMELT_OK) {
             printf("  %-8s fails to compile: %s\n", isas[k],
@@ -334,8 +341,11 @@ static int check(smelt_ctx_t *ctx, check_args *a, smelt_graph_t *orig)
                    a->args.n_inputs ? ", the rest from files" : "");
     }
     smelt_string_free(list);
+    snprintf(a->pg.note, sizeof a->pg.note, "reference run");
     if (!rc && run(ctx, orig, inputs, want))
         rc = cli_fail(ctx, "reference run of the graph as loaded");
+    cli_progress_update(&a->pg, 1);
+    snprintf(a->pg.note, sizeof a->pg.note, "optimized graph");
     if (!rc && smelt_graph_clone(ctx, orig, &g) != SMELT_OK)
         rc = cli_fail(ctx, "clone");
     smelt_opt_options o = a->o;
@@ -361,6 +371,8 @@ static int check(smelt_ctx_t *ctx, check_args *a, smelt_graph_t *orig)
         bisect(ctx, a, orig, inputs, want);
     if (!rc)
         check_plans(ctx, a, orig, inputs, want, &pr);
+    cli_progress_update(&a->pg, 5);
+    cli_progress_end(&a->pg);
     if (!rc)
         checklist(valid, smelt_opt_report_num_passes(rep), n_out, bad, measured,
                   &pr);

@@ -23,6 +23,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "progress.h"
 
 #define RTOL 1e-3
 #define ATOL 1e-5
@@ -77,7 +78,7 @@ typedef struct unsup_group {
 typedef struct run_opts {
     const char *dir, *filter, *exclude;
     double min_rate;
-    int list, verbose, tty, no_fork;
+    int list, verbose, tty, no_fork, quiet;
     int level; /* -O level to optimize at before running; -1: none */
     int plan;  /* run compiled plans instead of the reference interpreter */
 } run_opts;
@@ -623,21 +624,26 @@ static void print_unsupported(const result *r, int n)
     free(gr);
 }
 
-/* The progress line (TTY) or one plain line per test. */
-static void show_progress(const run_opts *o, int i, int n, const int *count,
-                          const result *r)
+/* The progress bar with the counts so far (a terminal), or one plain
+ * line per test (none with --quiet). */
+static void show_progress(const run_opts *o, cli_progress *pg, int i,
+                          const int *count, const result *r)
 {
     if (o->tty) {
-        printf("\r\033[K[%4d/%d] %d passed, %d failed, %d unsupported, %d "
-               "excluded  %.40s",
-               i + 1, n, count[PASSED], count[FAILED], count[UNSUPPORTED],
-               count[EXCLUDED], r->name);
-        if (o->verbose && r->kind != PASSED)
-            printf("\r\033[K%-11s %s: %s\n", kind_name[r->kind], r->name,
-                   r->reason);
-        fflush(stdout);
+        if (o->verbose && r->kind != PASSED) {
+            cli_progress_clear(pg);
+            printf("%-11s %s: %s\n", kind_name[r->kind], r->name, r->reason);
+            fflush(stdout);
+        }
+        snprintf(pg->note, sizeof pg->note,
+                 "%d passed, %d failed, %d unsupported, %d excluded",
+                 count[PASSED], count[FAILED], count[UNSUPPORTED],
+                 count[EXCLUDED]);
+        cli_progress_update(pg, i + 1);
         return;
     }
+    if (o->quiet)
+        return;
     if (o->verbose && r->kind != PASSED)
         printf("%-11s %s: %s\n", kind_name[r->kind], r->name, r->reason);
     else
@@ -654,6 +660,8 @@ static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
         return 1;
     }
     int count[N_KINDS] = {0};
+    cli_progress pg;
+    cli_progress_start(&pg, "conformance", "tests", n, o->quiet);
     for (int i = 0; i < n; i++) {
         r[i].name = names[i];
         const exclusion *e = find_exclusion(ex, n_ex, names[i]);
@@ -666,10 +674,10 @@ static int run_all(const run_opts *o, char **names, int n, const exclusion *ex,
                             : run_isolated(o->dir, names[i], o, r[i].reason);
         }
         count[r[i].kind]++;
-        show_progress(o, i, n, count, &r[i]);
+        show_progress(o, &pg, i, count, &r[i]);
     }
     if (o->tty)
-        printf("\r\033[K");
+        cli_progress_end(&pg);
     if (count[FAILED]) {
         printf("\nfailed tests (%d):\n", count[FAILED]);
         for (int i = 0; i < n; i++)
@@ -738,6 +746,7 @@ static int parse_args(int argc, char **argv, cli_args *a, run_opts *o)
     o->list = a->given[CLI_OPT_list] > 0;
     o->verbose = a->given[CLI_OPT_verbose] > 0;
     o->plan = a->given[CLI_OPT_plan] > 0;
+    o->quiet = a->given[CLI_OPT_quiet] > 0;
     return 0;
 }
 
@@ -750,7 +759,7 @@ int cli_conformance(int argc, char **argv)
         cli_args_free(&args);
         return rc;
     }
-    o.tty = isatty(fileno(stdout));
+    o.tty = isatty(fileno(stdout)) && isatty(fileno(stderr));
     exclusion *ex = NULL;
     int n_ex = 0, n;
     if (o.exclude && read_exclusions(o.exclude, &ex, &n_ex) != 0)

@@ -80,6 +80,10 @@ int cli_prof_trace(FILE *f, const char *path, const smelt_plan_t *p,
  * measured peak RSS). f is closed. 0, or 1 after printing the error. */
 int cli_memory_write(FILE *f, const char *path, const smelt_plan_t *p);
 
+/* The arena bytes live at each step into live[0..steps) (regions and
+ * workspaces live there); 0, or 1 when out of memory. */
+int cli_memory_live(const smelt_plan_t *p, int64_t *live);
+
 /* The planned peak: the most arena bytes live at one step, and the
  * first step where it is reached (-1 for a plan without arena use). */
 int64_t cli_memory_peak(const smelt_plan_t *p, int *step);

@@ -28,9 +28,7 @@ static const char *kind_name(int k)
     return "?";
 }
 
-/* Live arena bytes at every step into live[0..steps); 0, or 1 when out
- * of memory. */
-static int live_bytes(const smelt_plan_t *p, int64_t *live)
+int cli_memory_live(const smelt_plan_t *p, int64_t *live)
 {
     int n = smelt_plan_num_buffers(p), steps = smelt_plan_num_steps(p);
     int *first = malloc(sizeof *first * ((size_t)n + 1));
@@ -74,7 +72,7 @@ int64_t cli_memory_peak(const smelt_plan_t *p, int *step)
     int steps = smelt_plan_num_steps(p);
     int64_t *live = malloc(sizeof *live * ((size_t)steps + 1)), peak = 0;
     *step = -1;
-    if (!live || live_bytes(p, live)) {
+    if (!live || cli_memory_live(p, live)) {
         free(live);
         return 0;
     }
@@ -89,7 +87,7 @@ int cli_memory_write(FILE *f, const char *path, const smelt_plan_t *p)
 {
     int steps = smelt_plan_num_steps(p), n = smelt_plan_num_buffers(p);
     int64_t *live = malloc(sizeof *live * ((size_t)steps + 1));
-    if (!live || live_bytes(p, live)) {
+    if (!live || cli_memory_live(p, live)) {
         free(live);
         fclose(f);
         fprintf(stderr, "smelt: out of memory\n");

@@ -24,6 +24,7 @@ void cli_progress_start(cli_progress *pg, const char *what, const char *unit,
     pg->tty = isatty(STDERR_FILENO);
     pg->quiet = quiet;
     pg->drawn = 0;
+    pg->note[0] = '\0';
     pg->t_start = pg->t_last = now_s();
 }
 
@@ -46,8 +47,9 @@ static void draw(cli_progress *pg, double el)
     for (int i = 0; i < WIDTH; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[WIDTH] = '\0';
-    fprintf(stderr, "\r%s [%s] %ld/%ld %s, %s\033[K", pg->what, bar, pg->done,
-            pg->total, pg->unit, re);
+    fprintf(stderr, "\r%s [%s] %ld/%ld %s, %s%s%.60s\033[K", pg->what, bar,
+            pg->done, pg->total, pg->unit, re, pg->note[0] ? "  " : "",
+            pg->note);
     fflush(stderr);
 }
 
@@ -66,11 +68,19 @@ void cli_progress_update(cli_progress *pg, long done)
             return;
         char re[64];
         rate_eta(pg, el, re, sizeof re);
-        fprintf(stderr, "%s: %ld/%ld %s, %s\n", pg->what, pg->done, pg->total,
-                pg->unit, re);
+        fprintf(stderr, "%s: %ld/%ld %s, %s%s%s\n", pg->what, pg->done,
+                pg->total, pg->unit, re, pg->note[0] ? "; " : "", pg->note);
     }
     pg->t_last = t;
     pg->drawn = 1;
+}
+
+void cli_progress_clear(cli_progress *pg)
+{
+    if (!pg->quiet && pg->tty && pg->drawn) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
 }
 
 void cli_progress_end(cli_progress *pg)

@@ -13,6 +13,8 @@ typedef struct cli_progress {
     long total, done;
     int tty, quiet, drawn;
     double t_start, t_last; /* seconds */
+    char note[128]; /* shown after the rate when set ("12 passed, 1 failed",
+                       the stage running) */
 } cli_progress;
 
 /* Starts counting to total units; quiet draws nothing. */
@@ -21,6 +23,9 @@ void cli_progress_start(cli_progress *pg, const char *what, const char *unit,
 /* done units are finished now; redraws at most a few times a second on a
  * terminal, every 5 seconds otherwise (never before the first 2). */
 void cli_progress_update(cli_progress *pg, long done);
+/* Takes a stand on the terminal's line before other output: clears the
+ * bar (it is drawn again at the next update). */
+void cli_progress_clear(cli_progress *pg);
 /* Clears the bar (a terminal) or prints the last line (when any was). */
 void cli_progress_end(cli_progress *pg);
 
