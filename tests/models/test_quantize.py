@@ -10,6 +10,10 @@ ONNX Runtime's quantizer writes; Smelt's output on it stays within
 cosine 0.999 of the f32 model; ONNX Runtime (bench/peers, when
 installed) runs the same file to the same outputs as Smelt; --report
 prints one line per layer; --tolerance 0 and --exclude keep layers f32.
+A QDQ model (QuantizeLinear -> DequantizeLinear on the activations, u8;
+s8 weights per channel, DequantizeLinear'd), as quantizers write it,
+runs as a plan on the int8 kernels (the qdq pass) and matches the
+reference interpreter's dequantize-then-f32 result and ONNX Runtime.
 Exits 77 (a ctest skip) without python3-onnx and numpy.
 """
 import json
@@ -171,7 +175,62 @@ def check(model, layers, x):
     assert n == len(layers) - 1, ops(qe)
 
 
+def qdq():
+    """x -> Q/DQ (u8) -> MatMul by DQ(s8 per column) -> Relu -> Q/DQ ->
+    Gemm by DQ(s8 per tensor) + bias."""
+    w1 = rng.integers(-127, 128, (37, 24)).astype(np.int8)
+    w2 = rng.integers(-127, 128, (24, 10)).astype(np.int8)
+    f = lambda n, v: numpy_helper.from_array(np.array(v, np.float32), n)
+    u = lambda n, v: numpy_helper.from_array(np.array(v, np.uint8), n)
+    inits = [f("sx", 0.02), u("zx", 128), numpy_helper.from_array(w1, "w1"),
+             f("s1", rng.uniform(0.001, 0.01, 24)),
+             numpy_helper.from_array(np.zeros(24, np.int8), "z1"),
+             f("sh", 0.05), u("zh", 0), numpy_helper.from_array(w2, "w2"),
+             f("s2", 0.004), f("b2", rng.normal(0, 0.1, 10))]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1d"],
+                         axis=1),
+        helper.make_node("MatMul", ["xd", "w1d"], ["h"], name="fc1"),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("QuantizeLinear", ["r", "sh", "zh"], ["rq"]),
+        helper.make_node("DequantizeLinear", ["rq", "sh", "zh"], ["rd"]),
+        helper.make_node("DequantizeLinear", ["w2", "s2"], ["w2d"]),
+        helper.make_node("Gemm", ["rd", "w2d", "b2"], ["y"], name="fc2"),
+    ]
+    return save(nodes, inits, [5, 37], [5, 10], "qdq")
+
+
+def check_qdq(model, x):
+    x_path = os.path.join(WORK, "qdq_x.npy")
+    np.save(x_path, x)
+    plan = smelt("run", model, "--input", "x=" + x_path, "--print-plan")
+    steps = [l.split() for l in plan.splitlines()
+             if l.split() and l.split()[0].isdigit()]
+    kinds = [(t[1], t[2]) for t in steps]
+    assert sum(k == "MatMulInteger" and c.startswith("qmatmul_i8_")
+               for k, c in kinds) == 2, plan
+    assert not any(k in ("DequantizeLinear", "MatMul", "Gemm")
+                   for k, c in kinds), plan
+    got = run(model, x_path, "qdq_plan")
+    out = os.path.join(WORK, "qdq_ref")
+    smelt("run", model, "--reference", "--input", "x=" + x_path,
+          "--output-dir", out)
+    ref = np.load(os.path.join(out, "y.npy"))
+    d = float(np.abs(got - ref).max())
+    print("qdq: plan on int8 kernels vs dequantize-then-f32, max |diff| %.3g"
+          % d)
+    assert d <= 1e-4 * max(1.0, float(np.abs(ref).max())), d
+    o = ort_run(model, x)
+    if o is not None:
+        d = float(np.abs(o - got.ravel()).max())
+        print("qdq: ONNX Runtime, max |diff| %.3g" % d)
+        assert d <= 1e-4 * max(1.0, float(np.abs(got).max())), d
+
+
 os.makedirs(WORK, exist_ok=True)
+check_qdq(qdq(), rng.normal(0, 1, (5, 37)).astype(np.float32))
 m, layers = mlp()
 check(m, layers, rng.normal(0, 1, (5, 37)).astype(np.float32))
 m, layers = cnn()
