@@ -340,6 +340,26 @@ static void test_dynamicquantizelinear(void **state)
     }
 }
 
+/* Cast i32 -> f32 against the reference, values past 2^24 included
+ * (rounded to the nearest f32), over several 64 Ki-element tasks. */
+static void test_cast_i32(void **state)
+{
+    (void)state;
+    sm_tensor *x = nn_tensor(I32, 2, D(3, 70001), NULL);
+    int32_t *p = x->data;
+    unsigned r = 5;
+    for (int64_t i = 0; i < x->numel; i++) {
+        r = r * 1103515245u + 12345u;
+        p[i] = (int32_t)r;
+    }
+    p[0] = INT32_MIN;
+    p[1] = INT32_MAX;
+    p[2] = (1 << 24) + 1;
+    sm_tensor *in[1] = {x};
+    CK_CHECK(SM_OP_Cast, 1, in, 1, ATTRS(A_INT("to", 1)), CK_ONE(cast_i32), 0u,
+             0, 0);
+}
+
 /* Shapes and dtypes the int8 kernel leaves to the reference. */
 static void test_refusals(void **state)
 {
@@ -431,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_qlinearmatmul),
         cmocka_unit_test(test_convinteger),
         cmocka_unit_test(test_dynamicquantizelinear),
+        cmocka_unit_test(test_cast_i32),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_bad_scales),
     };
