@@ -312,12 +312,15 @@ smelt_status smelt_quantize_options_init(smelt_quantize_options *o,
 #define smelt_quantize_options_default(o)                                      \
     smelt_quantize_options_init((o), sizeof(smelt_quantize_options))
 
-/* Dynamic int8 quantization of g, in place: every MatMul and Gemm with
- * constant f32 weights (and Conv with o->conv) becomes
+/* Dynamic int8 quantization of g, in place: after the -O1 cleanup
+ * (folding makes weights passed through Identity or Transpose
+ * constants), every MatMul and Gemm with constant f32 weights (and Conv
+ * with o->conv) becomes
  * DynamicQuantizeLinear + MatMulInteger (ConvInteger) + Cast + Mul, as
  * ONNX Runtime's quantizer writes them, weights s8 symmetric. layers
  * (may be NULL) receives the names of the nodes rewritten, comma
- * separated (release with smelt_string_free). */
+ * separated (release with smelt_string_free). On failure g must only be
+ * freed. */
 smelt_status smelt_graph_quantize(smelt_ctx_t *ctx, smelt_graph_t *g,
                                   const smelt_quantize_options *o,
                                   char **layers);

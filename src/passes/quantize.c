@@ -2,7 +2,9 @@
  * quantize.c - dynamic int8 quantization of a graph (smelt_graph_quantize,
  * `smelt quantize --dynamic`, docs/QUANTIZATION.md).
  *
- * Every MatMul and Gemm whose weight is a constant f32 matrix (and, with
+ * After the -O1 cleanup (folding makes the weights that exporters pass
+ * through Identity or Transpose constants), every MatMul and Gemm whose
+ * weight is a constant f32 matrix (and, with
  * `conv`, every 2-D Conv with constant weights) becomes what ONNX
  * Runtime's dynamic quantizer writes, in standard ONNX ops:
  *
@@ -361,7 +363,12 @@ smelt_status smelt_graph_quantize(smelt_ctx_t *ctx, smelt_graph_t *g,
     if (opt)
         SM_TRY(sm_sized_in(ctx, "smelt_quantize_options", &o, sizeof o,
                            QUANT_OPTIONS_V1, opt));
-    SM_TRY(sm_graph_infer(ctx, g));
+    /* the cleanup (-O1) first: weights an exporter passes through
+     * Identity or Transpose become the constants the rewrite looks for */
+    smelt_opt_options oo;
+    smelt_opt_options_default(&oo);
+    oo.level = 1;
+    SM_TRY(smelt_graph_optimize(ctx, g, &oo, NULL));
     qz z = {.ctx = ctx, .top = g->top, .o = &o};
     sm_strbuf_init(&z.layers);
     smelt_status st = sm_rw_new(ctx, g, &z.rw);
