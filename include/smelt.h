@@ -292,6 +292,39 @@ const char *smelt_pass_name(int i);
 int smelt_pass_level(int i); /* lowest -O level that runs it */
 const char *smelt_pass_summary(int i);
 
+/* ---- int8 quantization (docs/QUANTIZATION.md) ------------------------- */
+
+/* How smelt_graph_quantize rewrites a graph. */
+typedef struct smelt_quantize_options {
+    size_t struct_size;   /* sizeof(smelt_quantize_options), set by
+                             smelt_quantize_options_default */
+    int32_t per_channel;  /* one weight scale per output channel (default
+                             0: one per tensor) */
+    int32_t conv;         /* also Conv, as ConvInteger (default 0) */
+    const char *exclude;  /* node names kept in f32, comma separated */
+    const char *only;     /* NULL: every eligible node; else only these */
+} smelt_quantize_options;
+
+/* Fills o with the defaults; struct_size is the caller's
+ * sizeof(smelt_quantize_options), which the macro passes. */
+smelt_status smelt_quantize_options_init(smelt_quantize_options *o,
+                                         size_t struct_size);
+#define smelt_quantize_options_default(o)                                      \
+    smelt_quantize_options_init((o), sizeof(smelt_quantize_options))
+
+/* Dynamic int8 quantization of g, in place: after the -O1 cleanup
+ * (folding makes weights passed through Identity or Transpose
+ * constants), every MatMul and Gemm with constant f32 weights (and Conv
+ * with o->conv) becomes
+ * DynamicQuantizeLinear + MatMulInteger (ConvInteger) + Cast + Mul, as
+ * ONNX Runtime's quantizer writes them, weights s8 symmetric. layers
+ * (may be NULL) receives the names of the nodes rewritten, comma
+ * separated (release with smelt_string_free). On failure g must only be
+ * freed. */
+smelt_status smelt_graph_quantize(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                  const smelt_quantize_options *o,
+                                  char **layers);
+
 /* A deep copy of g (values, names, types, constant data). */
 smelt_status smelt_graph_clone(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                smelt_graph_t **out);

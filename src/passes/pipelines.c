@@ -17,8 +17,10 @@
 
 #define MAX_LEVEL 3
 
-static const char *const cleanup[] = {"infer",    "fold", "if_const", "unroll",
-                                      "simplify", "fold", "cse",      "dce"};
+/* qdq (-O2) must see weights still dequantized: before the first fold */
+static const char *const cleanup[] = {"infer",    "qdq",    "fold",
+                                      "if_const", "unroll", "simplify",
+                                      "fold",     "cse",    "dce"};
 
 #define N_CLEANUP ((int)(sizeof cleanup / sizeof *cleanup))
 

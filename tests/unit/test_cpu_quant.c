@@ -288,6 +288,78 @@ static void test_qlinearmatmul(void **state)
     qlm_case(8, 100, 33, U8, U8, I8, 0, 4);
 }
 
+/* One ConvInteger case on every instance against the reference: x
+ * [N, C, H, W] of dtype xdt, w [M, C, kh, kw] of wdt, zero points per
+ * tensor (x) and per channel (w) when zp. */
+static void qconv_case(const int64_t *xd, const int64_t *wd, smelt_dtype xdt,
+                       smelt_dtype wdt, int zp, const sm_attr *al, int n_al,
+                       unsigned seed)
+{
+    for (int e = 0; e < 2; e++) {
+        sm_tensor *in[4] = {q_rand(xdt, 4, xd, seed),
+                            q_rand(wdt, 4, wd, seed + 1),
+                            zp ? q_rand(xdt, 0, NULL, seed + 2) : NULL,
+                            zp ? q_rand(wdt, 1, D(wd[0]), seed + 3) : NULL};
+        CK_CHECK(SM_OP_ConvInteger, 4, in, 1, al, n_al,
+                 e ? Q8_SCALAR(qconv) : Q8_ENTRIES(qconv), 2u, 0, 0);
+    }
+}
+
+static void test_convinteger(void **state)
+{
+    (void)state;
+    qconv_case(D(1, 1, 5, 5), D(2, 1, 3, 3), U8, I8, 0, NO_ATTRS, 1);
+    qconv_case(D(2, 3, 7, 6), D(5, 3, 3, 3), U8, I8, 1,
+               ATTRS(A_INTS("pads", 1, 1, 1, 1)), 2);
+    qconv_case(D(1, 4, 9, 8), D(7, 4, 3, 2), I8, U8, 1,
+               ATTRS(A_INTS("pads", 2, 0, 1, 1), A_INTS("strides", 2, 3),
+                     A_INTS("dilations", 1, 2)),
+               3);
+    qconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, 1, NO_ATTRS, 4);
+}
+
+/* DynamicQuantizeLinear against the reference, bit for bit: random,
+ * all-negative, all-zero inputs and one with a NaN. */
+static void test_dynamicquantizelinear(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 4; c++) {
+        sm_tensor *x = ck_rand(2, D(7, 19), (unsigned)c + 1);
+        float *p = x->data;
+        for (int64_t i = 0; i < x->numel; i++) {
+            if (c == 1)
+                p[i] = -fabsf(p[i]) * 3;
+            if (c == 2)
+                p[i] = 0;
+            if (c == 3 && i == 5)
+                p[i] = NAN;
+        }
+        sm_tensor *in[1] = {x};
+        CK_CHECK(SM_OP_DynamicQuantizeLinear, 1, in, 3, NO_ATTRS, CK_ONE(dql),
+                 0u, 0, 0);
+    }
+}
+
+/* Cast i32 -> f32 against the reference, values past 2^24 included
+ * (rounded to the nearest f32), over several 64 Ki-element tasks. */
+static void test_cast_i32(void **state)
+{
+    (void)state;
+    sm_tensor *x = nn_tensor(I32, 2, D(3, 70001), NULL);
+    int32_t *p = x->data;
+    unsigned r = 5;
+    for (int64_t i = 0; i < x->numel; i++) {
+        r = r * 1103515245u + 12345u;
+        p[i] = (int32_t)r;
+    }
+    p[0] = INT32_MIN;
+    p[1] = INT32_MAX;
+    p[2] = (1 << 24) + 1;
+    sm_tensor *in[1] = {x};
+    CK_CHECK(SM_OP_Cast, 1, in, 1, ATTRS(A_INT("to", 1)), CK_ONE(cast_i32), 0u,
+             0, 0);
+}
+
 /* Shapes and dtypes the int8 kernel leaves to the reference. */
 static void test_refusals(void **state)
 {
@@ -377,6 +449,9 @@ int main(void)
         cmocka_unit_test(test_q8_gemm_epilogues),
         cmocka_unit_test(test_matmulinteger),
         cmocka_unit_test(test_qlinearmatmul),
+        cmocka_unit_test(test_convinteger),
+        cmocka_unit_test(test_dynamicquantizelinear),
+        cmocka_unit_test(test_cast_i32),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_bad_scales),
     };

@@ -1,0 +1,288 @@
+/*
+ * quant_conv.c - the int8 CPU kernels of ConvInteger and
+ * DynamicQuantizeLinear.
+ *
+ * ConvInteger runs position-major on the int8 GEMM (quant_gemm.h): per
+ * image, Y^T [P, M] = X_col [P, K] W^T [K, M] with P the output
+ * positions, K = C kh kw, the weights (B, s8 or u8) packed once at plan
+ * time and the input gathered by im2col into u8 rows (the activations are
+ * the unsigned operand). Padding is filled with the raw zero point of x,
+ * so it contributes (zx - zx) = 0 like the reference's zero padding of
+ * the shifted input. The epilogue writes the transposed tile straight
+ * into the NCHW output. 2-D, one group, NOTSET padding; anything else
+ * runs the reference kernel.
+ *
+ * DynamicQuantizeLinear is bit-exact with the reference: the scale and
+ * zero point in the reference's double arithmetic, then q = round(x /
+ * scale) + zp in f32 (a double quotient of two floats rounded to f32 is
+ * the f32 quotient), halves to even, saturated to [0, 255]; NaN gives 0.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/cpu/quant_gemm.h"
+#include "kernels/cpu/registry.h"
+
+/* ---- ConvInteger --------------------------------------------------------- */
+
+/* A 2-D ConvInteger's geometry. */
+typedef struct qconv_geom {
+    int64_t N, C, H, W, M, KH, KW, OH, OW;
+    int64_t sh, sw, dh, dw, ph, pw; /* strides, dilations, top/left pads */
+} qconv_geom;
+
+static int is_q8(smelt_dtype dt)
+{
+    return dt == SMELT_DTYPE_U8 || dt == SMELT_DTYPE_I8;
+}
+
+/* Value i of list attribute `name` (count n) or def when absent. */
+static int64_t list_at(const sm_attrs *at, const char *name, int n, int i,
+                       int64_t def, int *ok)
+{
+    const int64_t *v;
+    int c = sm_attrs_ints(at, name, &v);
+    if (c < 0)
+        return def;
+    if (c != n)
+        *ok = 0;
+    return c == n ? v[i] : def;
+}
+
+static int qconv_analyze(const sm_kernel_desc *d, qconv_geom *g)
+{
+    if (d->n_in < 2 || d->n_out < 1 || !d->in[0].present || !d->in[1].present)
+        return 0;
+    const sm_kernel_operand *x = &d->in[0], *w = &d->in[1], *y = &d->out[0];
+    if (!is_q8(x->dtype) || !is_q8(w->dtype) || y->dtype != SMELT_DTYPE_I32 ||
+        x->ndim != 4 || w->ndim != 4 || y->ndim != 4)
+        return 0;
+    if (sm_attrs_int(&d->attrs, "group", 1) != 1 ||
+        strcmp(sm_attrs_string(&d->attrs, "auto_pad", "NOTSET"), "NOTSET"))
+        return 0;
+    int ok = 1;
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->H = x->dims[2];
+    g->W = x->dims[3];
+    g->M = w->dims[0];
+    g->KH = w->dims[2];
+    g->KW = w->dims[3];
+    g->sh = list_at(&d->attrs, "strides", 2, 0, 1, &ok);
+    g->sw = list_at(&d->attrs, "strides", 2, 1, 1, &ok);
+    g->dh = list_at(&d->attrs, "dilations", 2, 0, 1, &ok);
+    g->dw = list_at(&d->attrs, "dilations", 2, 1, 1, &ok);
+    g->ph = list_at(&d->attrs, "pads", 4, 0, 0, &ok);
+    g->pw = list_at(&d->attrs, "pads", 4, 1, 0, &ok);
+    g->OH = y->dims[2];
+    g->OW = y->dims[3];
+    if (!ok || w->dims[1] != g->C || y->dims[0] != g->N || y->dims[1] != g->M ||
+        g->C < 1 || g->M < 1 || g->KH < 1 || g->KW < 1 || g->OH < 1 ||
+        g->OW < 1 || g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1)
+        return 0;
+    /* zero points: x's per tensor, w's per tensor or per output channel */
+    for (int i = 2; i < 4 && i < d->n_in; i++) {
+        if (!d->in[i].present)
+            continue;
+        int64_t n = 1;
+        for (int k = 0; k < d->in[i].ndim; k++)
+            n *= d->in[i].dims[k];
+        if (d->in[i].ndim > 1 || (n != 1 && (i == 2 || n != g->M)))
+            return 0;
+    }
+    return 1;
+}
+
+int sm_cpu_qconv_supports(const sm_kernel_desc *d)
+{
+    qconv_geom g;
+    return qconv_analyze(d, &g);
+}
+
+/* Bytes of one image's im2col rows. */
+static size_t col_bytes(const qconv_geom *g)
+{
+    return ((size_t)(g->OH * g->OW * g->C * g->KH * g->KW) + 63) & ~(size_t)63;
+}
+
+void sm_cpu_qconv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
+                            sm_cpu_config *c)
+{
+    qconv_geom g;
+    c->algo = SM_CPU_ALGO_IM2COL;
+    if (!qconv_analyze(d, &g))
+        return;
+    int64_t P = g.OH * g.OW, K = g.C * g.KH * g.KW;
+    c->packs = d->in[1].is_const;
+    c->geom[0] = P;
+    c->geom[1] = g.M;
+    c->geom[2] = K;
+    c->geom[3] = g.N;
+    c->ws_bytes = col_bytes(&g) +
+                  sm_q8_gemm_workspace(sm_q8_isa_of(ops), P, K, g.M, !c->packs);
+}
+
+/* W [M, K] as B [K, N = M]: element (k, m) at w[m * K + k]. */
+static sm_q8_b *pack_w(const sm_q8_isa *isa, const sm_tensor *w, void *mem)
+{
+    int64_t M = w->dims[0], K = w->numel / (M ? M : 1);
+    return sm_q8_pack_b(isa, w->data, w->dtype, 1, K, K, M, mem);
+}
+
+smelt_status sm_cpu_qconv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
+                                  const sm_kernel_desc *d,
+                                  const sm_cpu_config *c,
+                                  const sm_tensor *const *const_in,
+                                  void **packed)
+{
+    (void)d;
+    *packed = NULL;
+    if (!c->packs || !const_in[1])
+        return SMELT_OK;
+    const sm_q8_isa *isa = sm_q8_isa_of(ops);
+    const sm_tensor *w = const_in[1];
+    int64_t M = w->dims[0], K = w->numel / (M ? M : 1);
+    void *mem = sm_malloc(sm_q8_pack_b_bytes(isa, K, M));
+    if (!mem)
+        return sm_err(ctx, SMELT_ERR_NOMEM,
+                      "out of memory packing int8 weights");
+    *packed = pack_w(isa, w, mem);
+    return SMELT_OK;
+}
+
+/* The im2col rows of image n: row p (an output position) holds the K
+ * taps (c, i, j) in W's order; taps outside the input hold pad. */
+static void im2col(const qconv_geom *g, const uint8_t *x, uint8_t pad,
+                   uint8_t *col)
+{
+    int64_t K = g->C * g->KH * g->KW;
+    for (int64_t oy = 0; oy < g->OH; oy++)
+        for (int64_t ox = 0; ox < g->OW; ox++) {
+            uint8_t *row = col + (oy * g->OW + ox) * K;
+            for (int64_t c = 0; c < g->C; c++)
+                for (int64_t i = 0; i < g->KH; i++) {
+                    int64_t iy = oy * g->sh - g->ph + i * g->dh;
+                    if (iy < 0 || iy >= g->H) {
+                        memset(row, pad, (size_t)g->KW);
+                        row += g->KW;
+                        continue;
+                    }
+                    const uint8_t *src = x + (c * g->H + iy) * g->W;
+                    for (int64_t j = 0; j < g->KW; j++) {
+                        int64_t ix = ox * g->sw - g->pw + j * g->dw;
+                        *row++ = ix >= 0 && ix < g->W ? src[ix] : pad;
+                    }
+                }
+        }
+}
+
+smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                              const sm_cpu_config *c, const void *packed,
+                              sm_threadpool *tp)
+{
+    const sm_q8_isa *isa = sm_q8_isa_of(ops);
+    qconv_geom g;
+    sm_kernel_operand in[4], out[1];
+    memset(in, 0, sizeof in);
+    for (int i = 0; i < a->n_in && i < 4; i++) {
+        const sm_tensor *t = a->in[i];
+        if (!t)
+            continue;
+        in[i].present = 1;
+        in[i].dtype = t->dtype;
+        in[i].ndim = t->ndim;
+        memcpy(in[i].dims, t->dims, sizeof t->dims);
+    }
+    memset(out, 0, sizeof out);
+    out[0].present = 1;
+    out[0].dtype = a->out[0]->dtype;
+    out[0].ndim = a->out[0]->ndim;
+    memcpy(out[0].dims, a->out[0]->dims, sizeof out[0].dims);
+    sm_kernel_desc d = {SM_OP_ConvInteger,
+                        a->attrs,
+                        a->n_in < 4 ? a->n_in : 4,
+                        1,
+                        in,
+                        out,
+                        1,
+                        0};
+    if (!qconv_analyze(&d, &g))
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: the operands do not match the kernel's plan",
+                      a->op_name);
+    int64_t P = g.OH * g.OW, K = g.C * g.KH * g.KW;
+    uint8_t *col = a->workspace;
+    char *ws = (char *)a->workspace + col_bytes(&g);
+    const sm_q8_b *bp = packed;
+    if (!bp)
+        bp =
+            pack_w(isa, a->in[1], ws + sm_q8_gemm_workspace(isa, P, K, g.M, 0));
+    const sm_tensor *zx = a->n_in > 2 ? a->in[2] : NULL;
+    const sm_tensor *zw = a->n_in > 3 ? a->in[3] : NULL;
+    sm_q8_epi e = sm_q8_epi_i32();
+    if (zx)
+        e.za = (sm_q8_vec){zx->data, zx->dtype, zx->numel};
+    if (zw)
+        e.zb = (sm_q8_vec){zw->data, zw->dtype, zw->numel};
+    uint8_t pad = zx ? ((const uint8_t *)zx->data)[0] : 0;
+    (void)c;
+    for (int64_t n = 0; n < g.N; n++) {
+        im2col(&g, (const uint8_t *)a->in[0]->data + n * g.C * g.H * g.W, pad,
+               col);
+        int32_t *y = (int32_t *)a->out[0]->data + n * g.M * P;
+        sm_q8_gemm(isa, P, col, a->in[0]->dtype, K, bp, &e, y, 1, P, ws, tp);
+    }
+    return SMELT_OK;
+}
+
+/* ---- DynamicQuantizeLinear ------------------------------------------------
+ */
+
+int sm_cpu_dql_supports(const sm_kernel_desc *d)
+{
+    if (d->n_in < 1 || !d->in[0].present || d->in[0].dtype != SMELT_DTYPE_F32 ||
+        d->n_out < 1 || d->out[0].dtype != SMELT_DTYPE_U8)
+        return 0;
+    return (d->n_out < 2 || d->out[1].dtype == SMELT_DTYPE_F32) &&
+           (d->n_out < 3 || d->out[2].dtype == SMELT_DTYPE_U8);
+}
+
+smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                            const sm_cpu_config *c, const void *packed,
+                            sm_threadpool *tp)
+{
+    (void)ops, (void)c, (void)packed, (void)tp;
+    const sm_tensor *xt = a->in[0];
+    const float *x = xt->data;
+    uint8_t *y = a->out[0]->data;
+    int64_t n = xt->numel;
+    if (a->out[0]->numel != n)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: output does not match the input's shape",
+                      a->op_name);
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    /* the reference's arithmetic, once */
+    float scale = (float)((double)(float)((double)hi - (double)lo) / 255.0);
+    double zpd = 0;
+    if (scale) {
+        double z = nearbyint((double)(float)(-(double)lo / scale));
+        zpd = isnan(z) ? 0 : z < 0 ? 0 : z > 255 ? 255 : z;
+    }
+    float zp = (float)zpd;
+    for (int64_t i = 0; i < n; i++) {
+        float q = scale ? nearbyintf(x[i] / scale) + zp : zp;
+        q = q < 0 ? 0 : q;
+        q = q > 255 ? 255 : q;
+        y[i] = q == q ? (uint8_t)q : 0;
+    }
+    if (a->n_out > 1 && a->out[1] && a->out[1]->numel == 1)
+        *(float *)a->out[1]->data = scale;
+    if (a->n_out > 2 && a->out[2] && a->out[2]->numel == 1)
+        *(uint8_t *)a->out[2]->data = (uint8_t)zpd;
+    return SMELT_OK;
+}

@@ -1,0 +1,245 @@
+/*
+ * quantize.c - `smelt quantize FILE -o OUT.onnx --dynamic [--per-channel]
+ * [--conv] [--exclude NODE,...] [--report] [--tolerance T] [--input ...]`:
+ * writes the model dynamically quantized to int8 (smelt_graph_quantize)
+ * as standard ONNX.
+ *
+ * --report and --tolerance measure each layer's added error on the
+ * --input data: the model with that layer alone quantized, run by the
+ * reference interpreter, against the f32 model, over all outputs (MSE,
+ * and cosine similarity of the outputs as one vector). With --tolerance
+ * the layers whose MSE exceeds T stay f32.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cli.h"
+#include "inputs.h"
+
+void cli_quantize_help(FILE *out)
+{
+    fprintf(out,
+            "quantize a model's MatMul / Gemm (and Conv) layers to int8\n\n"
+            "usage: smelt quantize FILE -o OUT.onnx --dynamic [options]\n\n"
+            "Weights become s8 (symmetric, per tensor or --per-channel),\n"
+            "activations are quantized to u8 when the model runs: the\n"
+            "file holds DynamicQuantizeLinear, MatMulInteger or\n"
+            "ConvInteger, Cast and Mul, standard ONNX as ONNX Runtime's\n"
+            "quantizer writes it. --report prints each layer's added\n"
+            "error on the --input data; --tolerance T keeps in f32 the\n"
+            "layers whose added MSE exceeds T.\n");
+    cli_options_help(out, "quantize");
+}
+
+/* The outputs of g on inputs (n_out of them, caller frees). */
+static int run_ref(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                   smelt_tensor_t **inputs, smelt_tensor_t **outs)
+{
+    int n_in = smelt_graph_num_inputs(g), n_out = smelt_graph_num_outputs(g);
+    if (smelt_graph_run_reference(ctx, g, inputs, n_in, outs, n_out) !=
+        SMELT_OK)
+        return cli_fail(ctx, "run");
+    return 0;
+}
+
+/* MSE and cosine similarity of got against want over all outputs. */
+static void compare(smelt_tensor_t **got, smelt_tensor_t **want, int n,
+                    double *mse, double *cosine)
+{
+    double se = 0, dot = 0, gg = 0, ww = 0;
+    int64_t count = 0;
+    for (int o = 0; o < n; o++) {
+        int64_t k = smelt_tensor_numel(want[o]);
+        if (smelt_tensor_numel(got[o]) != k)
+            continue;
+        for (int64_t i = 0; i < k; i++) {
+            double g = smelt_tensor_get_f64(got[o], i);
+            double w = smelt_tensor_get_f64(want[o], i);
+            se += (g - w) * (g - w);
+            dot += g * w;
+            gg += g * g;
+            ww += w * w;
+        }
+        count += k;
+    }
+    *mse = count ? se / (double)count : 0;
+    *cosine = gg > 0 && ww > 0 ? dot / sqrt(gg * ww) : (gg == ww ? 1 : 0);
+}
+
+static void free_all(smelt_tensor_t **t, int n)
+{
+    for (int i = 0; t && i < n; i++)
+        smelt_tensor_free(t[i]);
+}
+
+/* A clone of g quantized with o, its outputs on inputs compared with
+ * want. Returns 0 or 1 after printing the error. */
+static int measure(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                   const smelt_quantize_options *o, smelt_tensor_t **inputs,
+                   smelt_tensor_t **want, double *mse, double *cosine)
+{
+    int n_out = smelt_graph_num_outputs(g);
+    smelt_graph_t *q = NULL;
+    smelt_tensor_t **got = calloc((size_t)n_out + 1, sizeof *got);
+    int rc = !got;
+    if (!rc && (smelt_graph_clone(ctx, g, &q) != SMELT_OK ||
+                smelt_graph_quantize(ctx, q, o, NULL) != SMELT_OK))
+        rc = cli_fail(ctx, "quantize");
+    if (!rc)
+        rc = run_ref(ctx, q, inputs, got);
+    if (!rc)
+        compare(got, want, n_out, mse, cosine);
+    free_all(got, n_out);
+    free(got);
+    smelt_graph_free(q);
+    return rc;
+}
+
+/* Appends name to the comma-separated *list (grown with realloc). */
+static int append_name(char **list, const char *name, size_t len)
+{
+    size_t have = *list ? strlen(*list) : 0;
+    char *p = realloc(*list, have + len + 2);
+    if (!p)
+        return 1;
+    if (have)
+        p[have++] = ',';
+    memcpy(p + have, name, len);
+    p[have + len] = 0;
+    *list = p;
+    return 0;
+}
+
+/*
+ * The per-layer report: every layer the options would quantize, measured
+ * alone; layers over the tolerance (tol >= 0) are appended to *exclude.
+ */
+static int report(smelt_ctx_t *ctx, const cli_args *args,
+                  const smelt_graph_t *g, const smelt_quantize_options *base,
+                  double tol, int print, char **exclude)
+{
+    int n_in = smelt_graph_num_inputs(g), n_out = smelt_graph_num_outputs(g);
+    smelt_tensor_t **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
+    smelt_tensor_t **want = calloc((size_t)n_out + 1, sizeof *want);
+    smelt_graph_t *probe = NULL;
+    char *layers = NULL;
+    int rc = !inputs || !want;
+    cli_input_rule rule = {0};
+    rule.dim_default = -1;
+    if (!rc)
+        rc = cli_bind_inputs(ctx, args, g, &rule, inputs);
+    if (!rc)
+        rc = run_ref(ctx, g, inputs, want);
+    if (!rc && (smelt_graph_clone(ctx, g, &probe) != SMELT_OK ||
+                smelt_graph_quantize(ctx, probe, base, &layers) != SMELT_OK))
+        rc = cli_fail(ctx, "quantize");
+    if (!rc && print)
+        printf("%-32s %14s %10s  %s\n", "layer", "output MSE", "cosine",
+               "kept");
+    for (const char *p = layers; !rc && p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char *only = malloc(len + 1);
+        if (!only) {
+            rc = 1;
+            break;
+        }
+        memcpy(only, p, len);
+        only[len] = 0;
+        smelt_quantize_options o = *base;
+        o.only = only;
+        double mse = 0, cosine = 1;
+        rc = measure(ctx, g, &o, inputs, want, &mse, &cosine);
+        int over = !rc && tol >= 0 && mse > tol;
+        if (!rc && print)
+            printf("%-32s %14.6g %10.6f  %s\n", only, mse, cosine,
+                   over ? "f32 (over tolerance)" : "int8");
+        if (over && append_name(exclude, only, len))
+            rc = 1;
+        free(only);
+        p = e ? e + 1 : p + len;
+    }
+    if (!rc && print) {
+        smelt_quantize_options o = *base;
+        o.exclude = *exclude;
+        double mse = 0, cosine = 1;
+        rc = measure(ctx, g, &o, inputs, want, &mse, &cosine);
+        if (!rc)
+            printf("%-32s %14.6g %10.6f\n", "(all quantized layers)", mse,
+                   cosine);
+    }
+    smelt_string_free(layers);
+    smelt_graph_free(probe);
+    free_all(inputs, n_in);
+    free_all(want, n_out);
+    free(inputs);
+    free(want);
+    return rc;
+}
+
+int cli_quantize(int argc, char **argv)
+{
+    cli_args args;
+    int rc = cli_args_parse(&args, "quantize", argc, argv, 1, 1, "FILE");
+    if (rc)
+        return rc;
+    const char *out = args.str[CLI_OPT_out];
+    size_t ol = out ? strlen(out) : 0;
+    if (!args.given[CLI_OPT_q_dynamic])
+        rc = cli_usage_error("quantize", "give --dynamic (the one mode so "
+                                         "far)");
+    else if (!out || ol < 5 || strcmp(out + ol - 5, ".onnx"))
+        rc = cli_usage_error("quantize", "give -o OUT.onnx");
+    else if ((args.given[CLI_OPT_q_report] ||
+              args.given[CLI_OPT_q_tolerance]) &&
+             !args.n_inputs)
+        rc = cli_usage_error("quantize",
+                             "--report and --tolerance need --input data");
+    if (rc) {
+        cli_args_free(&args);
+        return rc;
+    }
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = NULL;
+    char *exclude = NULL, *layers = NULL;
+    smelt_quantize_options o;
+    smelt_quantize_options_default(&o);
+    o.per_channel = args.given[CLI_OPT_q_per_channel] > 0;
+    o.conv = args.given[CLI_OPT_q_conv] > 0;
+    const char *ex = args.str[CLI_OPT_q_exclude];
+    if (ex && *ex && append_name(&exclude, ex, strlen(ex)))
+        rc = 1;
+    if (!rc)
+        rc = cli_load_graph(ctx, args.files[0], 1, &g);
+    if (!rc &&
+        (args.given[CLI_OPT_q_report] || args.given[CLI_OPT_q_tolerance])) {
+        o.exclude = exclude;
+        double tol = args.given[CLI_OPT_q_tolerance]
+                         ? args.real[CLI_OPT_q_tolerance]
+                         : -1;
+        rc = report(ctx, &args, g, &o, tol, args.given[CLI_OPT_q_report] > 0,
+                    &exclude);
+    }
+    o.exclude = exclude;
+    if (!rc && smelt_graph_quantize(ctx, g, &o, &layers) != SMELT_OK)
+        rc = cli_fail(ctx, args.files[0]);
+    if (!rc && smelt_onnx_save(ctx, g, out) != SMELT_OK)
+        rc = cli_fail(ctx, out);
+    if (!rc) {
+        int n = 0;
+        for (const char *p = layers; p && *p; p++)
+            n += *p == ',';
+        fprintf(stderr, "smelt quantize: %d layer%s quantized, written to %s\n",
+                layers && *layers ? n + 1 : 0,
+                layers && *layers && n == 0 ? "" : "s", out);
+    }
+    smelt_string_free(layers);
+    free(exclude);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+    cli_args_free(&args);
+    return rc;
+}
