@@ -140,18 +140,24 @@ async function main() {
     if (!feeds[n]) usage('no --input for ' + n);
   for (let i = 0; i < a.warmup; i++) await session.run(feeds);
   const lat = [];
+  /* the process's CPU time per timed run (user + system, every thread):
+   * at one thread a figure that other tenants' load does not inflate */
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < a.runs; i++) {
     const t = process.hrtime.bigint();
     await session.run(feeds);
     lat.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000 / a.runs;
   const s = lat.slice().sort((x, y) => x - y);
   const med = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   const rss = peakRssMiB();
   if (a.json) {
     console.log(JSON.stringify({model: a.model, median_ms: med, min_ms: s[0],
                                 runs: a.runs, threads: a.threads,
-                                peak_rss_mib: rss, ort: ort.env.versions}));
+                                peak_rss_mib: rss, cpu_ms: cpuMs,
+                                ort: ort.env.versions}));
   } else {
     console.log('model:   ' + a.model);
     console.log('latency: median ' + med.toFixed(3) + ' ms, min ' + s[0].toFixed(3) +

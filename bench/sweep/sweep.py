@@ -23,7 +23,11 @@ usage: /usr/bin/python3 bench/sweep/sweep.py [--threads 2,1] [--runs R]
    the best minimum latencies (a second figure: on a machine loaded by
    other tenants a run that the scheduler preempts inflates the median,
    the longer runs more often, while the minimum is the uninterrupted
-   cost), the peak RSS of each process in MiB and its ratio; then the
+   cost), the ratio of CPU time per timed run (each process's own,
+   every thread, best over the rounds: at 1 thread the figure that load
+   from other tenants inflates least; at 2 threads it counts a thread
+   pool's spinning too), the peak RSS of each process in MiB and its
+   ratio; then the
    geometric mean and the worst ratio of time and memory, overall and
    per family (the worst and the count above 0.9 from the medians).
 
@@ -161,13 +165,16 @@ def time_models(a, smelt, names, threads, notes):
                 res, why = run_json(cmds[rt], a.timeout)
                 if why:
                     failed.add(rt)
-                    row[rt] = row[rt + "_rss"] = row[rt + "_min"] = None
+                    for key in ("", "_rss", "_min", "_cpu"):
+                        row[rt + key] = None
                     notes.append("%s (%d threads), %s: %s"
                                  % (name, threads, rt, why))
                     continue
-                for key, k in ((rt, "median_ms"), (rt + "_min", "min_ms")):
-                    old = row.get(key)
-                    row[key] = res[k] if old is None else min(old, res[k])
+                for key, k in ((rt, "median_ms"), (rt + "_min", "min_ms"),
+                               (rt + "_cpu", "cpu_ms")):
+                    old, new = row.get(key), res.get(k)
+                    row[key] = new if old is None or new is None else min(
+                        old, new)
                 rss = res.get("peak_rss_mib")
                 oldr = row.get(rt + "_rss")
                 row[rt + "_rss"] = rss if oldr is None else max(oldr, rss)
@@ -210,20 +217,23 @@ def summary_lines(rows, metas, checks):
              for n in names]
         mn = [ratio(rows[n].get("smelt_min"), rows[n].get("ort_min"))
               for n in names]
+        cpu = [ratio(rows[n].get("smelt_cpu"), rows[n].get("ort_cpu"))
+               for n in names]
         t = [x for x in t if x[0]]
         m = [x for x in m if x[0]]
         if not t:
             return
         wt, wm = max(t), max(m) if m else (None, "")
-        lines.append("| %s | %d | %s | %s (%s) | %d | %s | %s | %s (%s) |" % (
-            label, len(t), fmt(geomean([x[0] for x in t]), "%.2f"),
+        lines.append("| %s | %d | %s | %s (%s) | %d | %s | %s | %s | %s (%s) |"
+                     % (label, len(t), fmt(geomean([x[0] for x in t]), "%.2f"),
             fmt(wt[0], "%.2f"), wt[1], sum(1 for x in t if x[0] > 0.9),
-            fmt(geomean(mn), "%.2f"),
+            fmt(geomean(mn), "%.2f"), fmt(geomean(cpu), "%.2f"),
             fmt(geomean([x[0] for x in m]), "%.2f"), fmt(wm[0], "%.2f"),
             wm[1]))
     lines.append("| models | n | time geomean | time worst | above 0.9 | "
-                 "min-time geomean | memory geomean | memory worst |")
-    lines.append("|---|---:|---:|---|---:|---:|---:|---|")
+                 "min-time geomean | CPU geomean | memory geomean | "
+                 "memory worst |")
+    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---|")
     one("all", ok)
     fams = []
     for n in ok:
@@ -236,19 +246,21 @@ def summary_lines(rows, metas, checks):
 
 def table_lines(rows, metas, checks):
     lines = ["| model | opset | GFLOP | vs PyTorch | Smelt ms | ORT ms | "
-             "Smelt / ORT | min ratio | Smelt MiB | ORT MiB | "
+             "Smelt / ORT | min ratio | CPU ratio | Smelt MiB | ORT MiB | "
              "Smelt / ORT MiB |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n, r in rows.items():
         err, ok, _ = checks.get(n, (None, True, None))
         chk = "not checked" if n not in checks else (
             ("ok %.0e" % err) if ok else "FAIL")
         lines.append("| %s | %d | %.2f | %s | %s | %s | %s | %s | %s | %s | "
-                     "%s |"
+                     "%s | %s |"
                      % (n, metas[n]["opset"], metas[n]["flops"] / 1e9, chk,
                         fmt_ms(r["smelt"]), fmt_ms(r["ort"]),
                         fmt(ratio(r["smelt"], r["ort"]), "%.2f"),
                         fmt(ratio(r.get("smelt_min"), r.get("ort_min")),
+                            "%.2f"),
+                        fmt(ratio(r.get("smelt_cpu"), r.get("ort_cpu")),
                             "%.2f"),
                         fmt(r["smelt_rss"], "%.1f"),
                         fmt(r["ort_rss"], "%.1f"),

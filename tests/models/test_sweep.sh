@@ -2,7 +2,7 @@
 # The sweep's generator and harness (bench/sweep) end to end on two tiny
 # models with one timed run at 1 thread: the models export, Smelt's
 # outputs match PyTorch's, and the report has its table (one row per
-# model, eleven columns) and its summary. It asserts the report's shape,
+# model, twelve columns) and its summary. It asserts the report's shape,
 # never a timing. Exits 77 (a ctest skip) when PyTorch or ONNX Runtime
 # is missing.
 # usage: test_sweep.sh SMELT_BINARY REPO_ROOT
@@ -32,13 +32,13 @@ check() {
         fail=1
     fi
 }
-H='| model | opset | GFLOP | vs PyTorch | Smelt ms | ORT ms | Smelt / ORT | min ratio | Smelt MiB | ORT MiB | Smelt / ORT MiB |'
+H='| model | opset | GFLOP | vs PyTorch | Smelt ms | ORT ms | Smelt / ORT | min ratio | CPU ratio | Smelt MiB | ORT MiB | Smelt / ORT MiB |'
 check "the table's header" 'grep -qxF "$H" "$T/out"'
 for m in tiny_cnn_r16_b2 tiny_mlp_b3; do
     row=$(grep "^| $m |" "$T/out")
     check "a row for $m" '[ -n "$row" ]'
     cols=$(printf '%s\n' "$row" | awk -F'|' '{print NF - 2}')
-    check "$m's row has 11 columns (has $cols)" '[ "$cols" = 11 ]'
+    check "$m's row has 12 columns (has $cols)" '[ "$cols" = 12 ]'
     check "$m matches PyTorch" 'printf "%s\n" "$row" | grep -q "| ok "'
     check "$m has both latencies" '! printf "%s\n" "$row" | grep -q "n/a"'
 done
