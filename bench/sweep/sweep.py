@@ -34,10 +34,10 @@ usage: /usr/bin/python3 bench/sweep/sweep.py [--threads 2,1] [--runs R]
 --scale runs the scale series instead (a CNN at batch 1..64 and an
 encoder at sequence length 16..1024) and draws, per thread count, two
 SVG plots (scale_batch_tN.svg, scale_seq_tN.svg in --svg-dir, default
-DIR): each runtime's best minimum latency (the uninterrupted cost; a
-loaded machine inflates the medians of long runs most, which would bend
-the curves up for no reason of their own) and a dashed line
-proportional to the work
+DIR): at 1 thread each runtime's CPU time per run, else its best
+minimum latency (a loaded machine inflates the latencies of long runs
+most, which would bend the curves up for no reason of their own), and
+a dashed line proportional to the work
 (FLOPs) through Smelt's first point, so a curve that bends above the
 dashed line costs more than the work it does.
 
@@ -272,19 +272,20 @@ def table_lines(rows, metas, checks):
 
 
 def plot_scale(a, rows, metas, threads, emit):
-    """One SVG per scale series: each runtime's best minimum latency
-    against the batch or sequence length, and the work-proportional
-    line."""
+    """One SVG per scale series: each runtime's CPU time per run (1
+    thread) or best minimum latency against the batch or sequence
+    length, and the work-proportional line."""
     for fam, xkey, xlabel in (("scale_batch", 0, "batch size"),
                               ("scale_seq", 1, "sequence length")):
         names = [n for n in rows if metas[n]["family"] == fam]
         if not names:
             continue
         xs = [metas[n]["input_shape"][xkey] for n in names]
-        sm = [(x, rows[n]["smelt_min"]) for x, n in zip(xs, names)
-              if rows[n].get("smelt_min")]
-        ort = [(x, rows[n]["ort_min"]) for x, n in zip(xs, names)
-               if rows[n].get("ort_min")]
+        key = "_cpu" if threads == 1 else "_min"
+        sm = [(x, rows[n]["smelt" + key]) for x, n in zip(xs, names)
+              if rows[n].get("smelt" + key)]
+        ort = [(x, rows[n]["ort" + key]) for x, n in zip(xs, names)
+               if rows[n].get("ort" + key)]
         work = []
         if sm:
             f0 = metas[names[xs.index(sm[0][0])]]["flops"]
@@ -297,6 +298,7 @@ def plot_scale(a, rows, metas, threads, emit):
                 "a 2-layer encoder (d 256, 4 heads, batch 1)")
         svgplot.write(path, "%s, %d thread%s: latency vs %s" % (
             what, threads, "" if threads == 1 else "s", xlabel), xlabel,
+            "CPU time per run (ms)" if threads == 1 else
             "best minimum latency (ms)",
             [("Smelt", sm, False), ("ONNX Runtime", ort, False),
              ("work (FLOPs)", work, True)])
