@@ -135,8 +135,7 @@ static void report(const bench_args *a, const smelt_plan_t *p, double compile,
                "\"kernel_steps\":%d,\"ref_steps\":%d,\"cpu_ms\":%.4f}\n",
                a->file, med, mn, mean, a->runs, st.threads, compile,
                (long long)st.arena_bytes, (long long)st.weight_bytes,
-               peak_rss_mib(), st.steps, st.kernel_steps, st.ref_steps,
-               cpu_ms);
+               peak_rss_mib(), st.steps, st.kernel_steps, st.ref_steps, cpu_ms);
         return;
     }
     printf("model:   %s\n", a->file);
