@@ -24,7 +24,8 @@ and a note below the tables. This is a benchmark: it prints figures and
 never fails on speed or memory.
 
 Peak memory is the whole process's resident-set high-water mark
-(getrusage ru_maxrss, or process.resourceUsage().maxRSS in node), read
+(VmHWM of /proc/self/status: Linux carries getrusage's ru_maxrss
+across exec, so a child would report this script's own peak), read
 by each runtime's own program after its timed runs. It covers loading
 the model, compiling or optimizing it, the runs, and the runtime's own
 baseline: a few MiB for the smelt binary, about 50 MiB for node with V8
@@ -33,6 +34,12 @@ torch imported (PyTorch also rebuilds the model in Python and freezes
 it, so its figure is an upper bound on what TorchScript alone needs).
 The numbers compare what a user of each runtime pays on this machine,
 not the weights alone.
+
+Above the tables each peer's version and configuration is printed
+(bench/peers/peerinfo.py: ONNX Runtime's native library and options,
+PyTorch's BLAS as really loaded, its threads). A peer in a known-slow
+configuration, such as PyTorch on the reference BLAS, is refused: its
+column says "n/a" and a note says why and how to fix it.
 """
 import argparse
 import glob
@@ -98,6 +105,12 @@ def main():
                         os.path.join(ROOT, "scripts", "gen_models.py"),
                         "--out", a.models_dir] + wanted)
     smelt = find_smelt(a.smelt)
+    sys.path.insert(0, os.path.join(HERE, "peers"))
+    import peerinfo
+    cfgs = {"ort": peerinfo.ort_config(),
+            "torch": peerinfo.torch_config_subprocess()}
+    refused = {"ort": peerinfo.ort_refusal(cfgs["ort"]),
+               "torch": peerinfo.torch_refusal(cfgs["torch"])}
     common = ["--threads", str(a.threads), "--runs", str(a.runs),
               "--warmup", str(a.warmup), "--json"]
     rows, notes = [], []
@@ -118,7 +131,9 @@ def main():
                       name] + common + ins,
         }
         row = {"model": name}
-        failed = set()
+        failed = set(rt for rt in refused if refused[rt])
+        for rt in failed:
+            row[rt] = row[rt + "_rss"] = None
         for rnd in range(max(1, a.rounds)):
             for rt, cmd in cmds.items():
                 if rt in failed:
@@ -149,6 +164,12 @@ def main():
     def ratio(v, base):
         return "n/a" if v is None or not base else "%.2f" % (v / base)
 
+    print("ONNX Runtime: " + peerinfo.describe(cfgs["ort"]))
+    print("PyTorch: " + peerinfo.describe(cfgs["torch"]))
+    for rt, why in refused.items():
+        if why:
+            notes.append("%s refused: %s" % (rt, why))
+    print()
     print("threads %d, %d timed runs after %d warm-up, median latency in ms"
           % (a.threads, a.runs, a.warmup)
           + ("" if a.rounds <= 1 else

@@ -5,12 +5,18 @@
  *
  *   node bench/peers/ort_bench.js MODEL.onnx [--threads N] [--runs R]
  *        [--warmup W] [--input NAME=x.npy | x.npy]... [--json]
+ *   node bench/peers/ort_bench.js --info
  *
  * Inputs come from .npy files (bench/run_bench.py passes the same files
  * to every runtime), bound by name or in order. Prints the median and
  * minimum latency of the timed runs; --json prints one JSON line. The
  * session uses the CPU execution provider, every graph optimization,
  * intra-op threads N and one inter-op thread (sequential execution).
+ * --info prints, as one JSON line, what the harnesses print above their
+ * tables: ONNX Runtime's version, the native library it loaded (a
+ * native CPU build, not the WebAssembly one), the session options above
+ * and the CPU's vector extensions (ONNX Runtime's MLAS picks its kernels
+ * from them at run time).
  */
 'use strict';
 const fs = require('fs');
@@ -22,7 +28,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const a = {model: null, threads: 1, runs: 20, warmup: 3, inputs: [], json: false};
+  const a = {model: null, threads: 1, runs: 20, warmup: 3, inputs: [], json: false, info: false};
   for (let i = 0; i < argv.length; i++) {
     const o = argv[i];
     const val = () => { if (i + 1 >= argv.length) usage(o + ' needs a value'); return argv[++i]; };
@@ -31,10 +37,11 @@ function parseArgs(argv) {
     else if (o === '--warmup') a.warmup = parseInt(val(), 10);
     else if (o === '--input' || o === '-i') a.inputs.push(val());
     else if (o === '--json') a.json = true;
+    else if (o === '--info') a.info = true;
     else if (o.startsWith('-')) usage('unknown option ' + o);
     else a.model = o;
   }
-  if (!a.model) usage('no MODEL.onnx given');
+  if (!a.model && !a.info) usage('no MODEL.onnx given');
   if (!(a.runs >= 1) || !(a.warmup >= 0) || !(a.threads >= 0)) usage('bad count');
   return a;
 }
@@ -65,6 +72,51 @@ function readNpy(file) {
   return [k[0], shape, k[0] === 'bool' ? Uint8Array.from(arr) : arr];
 }
 
+/* The resident-set high-water mark in MiB: VmHWM from /proc/self/status
+ * (this process's own; Linux carries maxRSS across exec, so node started
+ * by a large harness would report the harness's peak), else maxRSS. */
+function peakRssMiB() {
+  try {
+    const m = /^VmHWM:\s*(\d+)\s*kB/m.exec(fs.readFileSync('/proc/self/status', 'latin1'));
+    if (m) return Number(m[1]) / 1024;
+  } catch (e) { /* no /proc: fall back */ }
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+/* The session options every timed run uses (and --info reports). */
+function sessionOptions(threads) {
+  return {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+  };
+}
+
+/* What --info prints: the version, the native library that require()
+ * mapped into this process (from /proc/self/maps: the CPU build, not the
+ * WebAssembly one), the session options and the CPU's vector
+ * extensions. */
+function info(ort) {
+  const maps = fs.readFileSync('/proc/self/maps', 'latin1').split('\n');
+  const found = [...new Set(maps.map((l) => l.split(/\s+/).pop())
+      .filter((p) => /libonnxruntime\.so|onnxruntime_binding\.node/.test(p)))];
+  const cpu = fs.readFileSync('/proc/cpuinfo', 'latin1');
+  const flags = (/^flags\s*:(.*)$/m.exec(cpu) || ['', ''])[1].split(/\s+/);
+  const isa = ['avx2', 'fma', 'avx512f', 'avx512bw', 'avx512_vnni', 'avx512_bf16']
+      .filter((f) => flags.includes(f));
+  const o = sessionOptions(0);
+  console.log(JSON.stringify({
+    runtime: 'onnxruntime-node', version: ort.env.versions,
+    native: found, native_cpu: found.some((p) => /libonnxruntime\.so/.test(p)),
+    execution_provider: o.executionProviders[0],
+    graph_optimization: o.graphOptimizationLevel,
+    execution_mode: o.executionMode, inter_op_threads: o.interOpNumThreads,
+    cpu_isa: isa,
+  }));
+}
+
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   let ort;
@@ -75,13 +127,8 @@ async function main() {
                          '(run sh bench/peers/setup.sh): ' + e.message + '\n');
     process.exit(77);
   }
-  const session = await ort.InferenceSession.create(a.model, {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
-    executionMode: 'sequential',
-    intraOpNumThreads: a.threads,
-    interOpNumThreads: 1,
-  });
+  if (a.info) return info(ort);
+  const session = await ort.InferenceSession.create(a.model, sessionOptions(a.threads));
   const feeds = {};
   a.inputs.forEach((spec, i) => {
     const eq = spec.indexOf('=');
@@ -93,18 +140,24 @@ async function main() {
     if (!feeds[n]) usage('no --input for ' + n);
   for (let i = 0; i < a.warmup; i++) await session.run(feeds);
   const lat = [];
+  /* the process's CPU time per timed run (user + system, every thread):
+   * at one thread a figure that other tenants' load does not inflate */
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < a.runs; i++) {
     const t = process.hrtime.bigint();
     await session.run(feeds);
     lat.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000 / a.runs;
   const s = lat.slice().sort((x, y) => x - y);
   const med = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  const rss = process.resourceUsage().maxRSS / 1024;
+  const rss = peakRssMiB();
   if (a.json) {
     console.log(JSON.stringify({model: a.model, median_ms: med, min_ms: s[0],
                                 runs: a.runs, threads: a.threads,
-                                peak_rss_mib: rss, ort: ort.env.versions}));
+                                peak_rss_mib: rss, cpu_ms: cpuMs,
+                                ort: ort.env.versions}));
   } else {
     console.log('model:   ' + a.model);
     console.log('latency: median ' + med.toFixed(3) + ' ms, min ' + s[0].toFixed(3) +

@@ -3,6 +3,7 @@
 
 usage: /usr/bin/python3 bench/peers/torch_bench.py NAME [--threads N]
        [--runs R] [--warmup W] [--input x.npy]... [--json]
+       /usr/bin/python3 bench/peers/torch_bench.py --info
 
 The model is rebuilt by scripts/gen_models.py's build() (the same module,
 seed and weights that the ONNX file was exported from), put in eval mode,
@@ -11,7 +12,11 @@ torch.no_grad() with torch.set_num_threads(N) and one inter-op thread.
 Inputs come from the .npy files given (bench/run_bench.py passes the same
 files to every runtime), else from build()'s example inputs. Prints the
 median and minimum latency of the timed runs; --json prints one JSON line.
-Needs Debian's python3-torch (and python3-torchvision for the CNNs); exits
+--info prints torch's configuration as one JSON line: version, threads
+and the BLAS library really loaded (read from /proc/self/maps after a
+matmul: torch.__config__ says BLAS_INFO=generic on Debian whatever
+library the alternatives system selects; bench/peers/peerinfo.py). The
+--json line carries the same under "config". Needs Debian's python3-torch (and python3-torchvision for the CNNs); exits
 77 when they are missing.
 """
 import argparse
@@ -25,9 +30,24 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
+def peak_rss_mib():
+    """VmHWM from /proc/self/status (this process's own peak: Linux
+    carries ru_maxrss across exec from the harness that started it), else
+    ru_maxrss."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("name")
+    ap.add_argument("name", nargs="?")
+    ap.add_argument("--info", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
@@ -42,8 +62,15 @@ def main():
                          % e)
         return 77
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import gen_models
+    import peerinfo
     torch.set_num_threads(max(1, a.threads))
+    if a.info:
+        print(json.dumps(peerinfo.torch_config(torch)))
+        return 0
+    if not a.name:
+        ap.error("no model NAME given")
     try:
         torch.set_num_interop_threads(1)
     except RuntimeError:
@@ -69,11 +96,12 @@ def main():
             frozen(*inputs)
             lat.append((time.perf_counter() - t) * 1e3)
     med, mn = statistics.median(lat), min(lat)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    rss = peak_rss_mib()
     if a.json:
         print(json.dumps({"model": a.name, "median_ms": med, "min_ms": mn,
                           "runs": a.runs, "threads": a.threads,
-                          "peak_rss_mib": rss, "torch": torch.__version__}))
+                          "peak_rss_mib": rss, "torch": torch.__version__,
+                          "config": peerinfo.torch_config(torch)}))
     else:
         print("model:   %s (torch %s, frozen TorchScript)" %
               (a.name, torch.__version__))

@@ -134,10 +134,56 @@ static int small_known_type(const sm_type *t)
     return sm_type_known(t) && sm_type_numel(t) <= SM_INFER_EVAL_MAX;
 }
 
+smelt_status sm_node_shape_dims(smelt_ctx_t *ctx, const sm_node *shape,
+                                sm_tensor **out)
+{
+    *out = NULL;
+    const sm_type *t = &shape->in[0]->type;
+    if (t->ndim < 0)
+        return SMELT_OK;
+    sm_attrs a = sm_node_attrs(shape);
+    int64_t r = t->ndim, start = sm_attrs_int(&a, "start", 0);
+    int64_t end = sm_attrs_find(&a, "end") ? sm_attrs_int(&a, "end", r) : r;
+    start = start < 0 ? start + r : start;
+    end = end < 0 ? end + r : end;
+    start = start < 0 ? 0 : start > r ? r : start;
+    end = end < 0 ? 0 : end > r ? r : end;
+    int64_t len = end > start ? end - start : 0;
+    SM_TRY(sm_tensor_new(ctx, SMELT_DTYPE_I64, 1, &len, out));
+    for (int64_t i = 0; i < len; i++)
+        ((int64_t *)(*out)->data)[i] = t->dims[start + i].size;
+    return SMELT_OK;
+}
+
+/* Shape(x) of an x with no data whose requested dims are all known:
+ * known from x's type alone, so that a chain Shape -> Gather -> Div ->
+ * Reshape -> Shape -> ... (ShuffleNet's channel shuffle and chunk, as
+ * PyTorch exports them) resolves in one inference instead of one link
+ * per optimizer round. */
+static void evaluate_shape(inferer *in, const sm_node *n)
+{
+    smelt_ctx_t scratch = {0};
+    sm_tensor *t = NULL;
+    if (sm_node_shape_dims(&scratch, n, &t) != SMELT_OK || !t)
+        return;
+    for (int64_t i = 0; i < t->numel; i++)
+        if (((int64_t *)t->data)[i] < 0) {
+            sm_tensor_free(t);
+            return;
+        }
+    sm_tensor_free(in->known[n->out[0]->id]);
+    in->known[n->out[0]->id] = t;
+}
+
 /* Evaluates n with its reference kernel when every input is known and
  * every output is small; failures only mean "not known". */
 static void try_evaluate(inferer *in, const sm_node *n)
 {
+    if (n->op == SM_OP_Shape && n->n_in == 1 && n->n_out == 1 && n->in[0] &&
+        !n->in[0]->data && !in->known[n->in[0]->id]) {
+        evaluate_shape(in, n);
+        return;
+    }
     const sm_op_info *info = sm_op_info_get(n->op);
     if (info->cls == SM_CLASS_CONTROL || n->n_in > MAX_OPERANDS ||
         n->n_out > MAX_OPERANDS)

@@ -19,6 +19,11 @@ smelt_status sm_graph_infer(smelt_ctx_t *ctx, sm_graph *g);
  * into out[] (n->n_out entries). */
 smelt_status sm_node_shape(smelt_ctx_t *ctx, const sm_node *n,
                            const sm_tensor *const *known, sm_type *out);
+/* Shape node `shape` evaluated from its input's type (start and end
+ * attributes applied) into *out, an i64 tensor with -1 for each unknown
+ * dim; *out stays NULL when the input's rank is unknown. */
+smelt_status sm_node_shape_dims(smelt_ctx_t *ctx, const sm_node *shape,
+                                sm_tensor **out);
 /* Fails when n's declared output types contradict what its shape function
  * infers. */
 smelt_status sm_infer_check_node(smelt_ctx_t *ctx, const sm_node *n);

@@ -66,22 +66,7 @@ static smelt_status commit(folder *f, sm_node *n, sm_tensor **outs)
 smelt_status sm_pass_shape_dims(smelt_ctx_t *ctx, const sm_node *shape,
                                 sm_tensor **out)
 {
-    *out = NULL;
-    const sm_type *t = &shape->in[0]->type;
-    if (t->ndim < 0)
-        return SMELT_OK;
-    sm_attrs a = sm_node_attrs(shape);
-    int64_t r = t->ndim, start = sm_attrs_int(&a, "start", 0);
-    int64_t end = sm_attrs_find(&a, "end") ? sm_attrs_int(&a, "end", r) : r;
-    start = start < 0 ? start + r : start;
-    end = end < 0 ? end + r : end;
-    start = start < 0 ? 0 : start > r ? r : start;
-    end = end < 0 ? 0 : end > r ? r : end;
-    int64_t len = end > start ? end - start : 0;
-    SM_TRY(sm_tensor_new(ctx, SMELT_DTYPE_I64, 1, &len, out));
-    for (int64_t i = 0; i < len; i++)
-        ((int64_t *)(*out)->data)[i] = t->dims[start + i].size;
-    return SMELT_OK;
+    return sm_node_shape_dims(ctx, shape, out);
 }
 
 /* Shape(x) where the requested dimensions of x are known. */

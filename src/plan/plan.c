@@ -465,6 +465,8 @@ smelt_status smelt_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p,
                               (long long)st->ws_offset);
         if (st->copy_of)
             sm_strbuf_appendf(&b, " recompute of step %d", st->copy_of - 1);
+        if (st->kind == SM_STEP_KERNEL && st->cfg.why)
+            sm_strbuf_appendf(&b, " (%s)", st->cfg.why);
         sm_strbuf_putc(&b, '\n');
     }
     return sm_strbuf_take(&b, ctx, out);

@@ -108,6 +108,13 @@ expect 0 "conv_f32_scalar        [im2col m=16 n=196 k=72 batch=" -- \
     --input "image=$ROOT/examples/digits_cnn_x.npy"
 expect 0 "[direct taps=9]" -- "$SMELT" run "$M" --print-plan \
     --input "image=$ROOT/examples/digits_cnn_x.npy"
+# ... and why the convolution took its path, at the end of its line
+expect 0 "(few input channels: taps read straight from the input)" -- \
+    "$SMELT" run "$M" --print-plan \
+    --input "image=$ROOT/examples/digits_cnn_x.npy"
+expect 0 "(3x3 stride 1 but too few channels or tiles for Winograd)" -- \
+    "$SMELT" run "$M" --print-plan \
+    --input "image=$ROOT/examples/digits_cnn_x.npy"
 
 echo "test_verbs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -366,8 +366,24 @@ void cli_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The process's resident-set high-water mark in bytes: VmHWM from
+ * /proc/self/status, which counts this program's memory only. Linux
+ * carries ru_maxrss across exec, so a smelt started by a large parent
+ * (a Python harness with numpy loaded: 58 MiB) would report the parent's
+ * peak; getrusage is the fallback where /proc is missing. */
 int64_t cli_peak_rss(void)
 {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        long long kib = -1;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "VmHWM: %lld kB", &kib) == 1)
+                break;
+        fclose(f);
+        if (kib >= 0)
+            return (int64_t)kib * 1024;
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (int64_t)ru.ru_maxrss * 1024; /* KiB on Linux */

@@ -264,21 +264,46 @@ int sm_cpu_conv_supports(const sm_kernel_desc *d)
  *   - few output positions: position-major;
  *   - else a GEMM per (image, group), the input as B in place (1x1) or
  *     gathered by im2col. */
-static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w)
+static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w,
+                               const char **why)
 {
-    if (is_depthwise(g))
-        return sm_conv_depthwise_blocked_wanted(g)
-                   ? SM_CPU_ALGO_DEPTHWISE_BLOCKED
-                   : SM_CPU_ALGO_DEPTHWISE;
-    if (g->nhwc)
+    if (is_depthwise(g)) {
+        if (sm_conv_depthwise_blocked_wanted(g)) {
+            *why = "depthwise; its padded plane fits the channel-interleaved "
+                   "scratch";
+            return SM_CPU_ALGO_DEPTHWISE_BLOCKED;
+        }
+        *why = "depthwise; plane too large to interleave channels";
+        return SM_CPU_ALGO_DEPTHWISE;
+    }
+    if (g->nhwc) {
+        *why = "channels-last or blocked operands, as the plan laid them out";
         return SM_CPU_ALGO_POS_MAJOR;
-    if (sm_conv_direct_wanted(g))
+    }
+    if (sm_conv_direct_wanted(g)) {
+        *why = "few input channels: taps read straight from the input";
         return SM_CPU_ALGO_DIRECT;
-    if (const_w && sm_wino_eligible(g))
+    }
+    int wino = sm_wino_eligible(g);
+    if (const_w && wino) {
+        *why = "3x3 stride 1 with enough channels and tiles: 4x fewer "
+               "multiplies";
         return SM_CPU_ALGO_WINOGRAD;
-    if (const_w && sm_conv_posmajor_wanted(g))
+    }
+    if (const_w && sm_conv_posmajor_wanted(g)) {
+        *why = "few output positions: channel-major tiles would be over 10% "
+               "padding";
         return SM_CPU_ALGO_POS_MAJOR;
-    return sm_conv_is_1x1(g) ? SM_CPU_ALGO_GEMM_1X1 : SM_CPU_ALGO_IM2COL;
+    }
+    if (sm_conv_is_1x1(g)) {
+        *why = "1x1: the input is the GEMM's B as it is";
+        return SM_CPU_ALGO_GEMM_1X1;
+    }
+    *why = !const_w ? "weights computed at run time: no prepacked path"
+           : g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1
+               ? "3x3 stride 1 but too few channels or tiles for Winograd"
+               : "strided, dilated, grouped or not 3x3: im2col then GEMM";
+    return SM_CPU_ALGO_IM2COL;
 }
 
 /* The decision, its geometry and the scratch of its path. The GEMM paths
@@ -294,7 +319,7 @@ void sm_cpu_conv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
         return; /* supports() refused it: nothing runs */
     g.nhwc = d->nhwc;
     int const_w = d->in[1].is_const, threads = d->n_threads;
-    c->algo = conv_decide(&g, const_w);
+    c->algo = conv_decide(&g, const_w, &c->why);
     int64_t ohw = g.OH * g.OW;
     switch (c->algo) {
     case SM_CPU_ALGO_DEPTHWISE_BLOCKED:

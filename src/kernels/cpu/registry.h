@@ -118,6 +118,9 @@ typedef struct sm_cpu_config {
                         (the plan's choice, d->nhwc) */
     int64_t geom[4]; /* sizes the algorithm works in (sm_cpu_algo) */
     size_t ws_bytes; /* scratch run() needs with the plan's threads */
+    /* why configure() chose algo, a static string --print-plan shows
+     * (conv.c); NULL for a kernel with one way */
+    const char *why;
 } sm_cpu_config;
 
 /* "winograd f(4,3)", "im2col", ... */
