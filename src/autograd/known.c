@@ -17,9 +17,11 @@
 #include "ir/eval.h"
 #include "ir/shape_util.h"
 
-/* How deep the walk back goes, and the largest value it evaluates. */
+/* How deep the walk back goes, the largest value it evaluates and the
+ * largest constant it reads. */
 #define KNOWN_DEPTH 16
 #define KNOWN_MAX_NUMEL 64
+#define KNOWN_MAX_CONST 4096
 
 /* A small-enough, fully typed value. */
 static int small(const sm_value *v)
@@ -61,8 +63,11 @@ static sm_tensor *known(smelt_ctx_t *ctx, const sm_value *v, int depth)
     sm_tensor *t = NULL;
     if (!v)
         return NULL;
-    if (v->data)
-        return sm_tensor_clone(ctx, v->data, &t) == SMELT_OK ? t : NULL;
+    if (v->data) /* a constant; a large one (a weight) is no shape */
+        return v->data->numel <= KNOWN_MAX_CONST &&
+                       sm_tensor_clone(ctx, v->data, &t) == SMELT_OK
+                   ? t
+                   : NULL;
     const sm_node *n = v->def;
     if (!n || depth >= KNOWN_DEPTH || !small(v) || n->n_blocks)
         return NULL;
