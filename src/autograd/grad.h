@@ -68,6 +68,10 @@ sm_value *sm_g_op3(sm_grad_ctx *g, sm_op op, sm_value *a, sm_value *b,
 /* Constants: a scalar of dtype dt, and a 1-D i64 list. */
 sm_value *sm_g_scalar(sm_grad_ctx *g, smelt_dtype dt, double v);
 sm_value *sm_g_ints(sm_grad_ctx *g, const int64_t *v, int n);
+/* The value of v when it follows from constants and known shapes alone
+ * (shape arithmetic: Shape -> Gather -> Mul), evaluated with the
+ * reference kernels (known.c); a new tensor the caller frees, or NULL. */
+sm_tensor *sm_g_known(sm_grad_ctx *g, const sm_value *v);
 /* A scalar constant of like's dtype. */
 sm_value *sm_g_scalar_like(sm_grad_ctx *g, const sm_value *like, double v);
 

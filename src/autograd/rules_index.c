@@ -82,7 +82,8 @@ static sm_value *runtime_begin(sm_grad_ctx *g, sm_value *dim, int64_t s)
                     sm_g_ints(g, &zero, 1));
 }
 
-/* slice with constant parameters: each element back where it was read,
+/* slice with constant parameters (or ones that follow from known shapes:
+ * sm_g_known): each element back where it was read,
  * by reversal, unstriding and one Pad with zeros. The pads are constants
  * on axes of known size; a step-1 axis of symbolic size D gets pads
  * computed when running (begin as runtime_begin, end D - begin -
@@ -94,16 +95,21 @@ static sm_value *slice_static(sm_grad_ctx *g, int *fallback)
     sm_value *x = n->in[0], *d = g->dy[0];
     int r = x->type.ndim;
     *fallback = 1;
-    for (int i = 1; i < n->n_in; i++)
-        if (n->in[i] && !n->in[i]->data)
-            return NULL;
-    if (r < 0)
+    if (r < 0 || n->n_in > 5)
         return NULL;
+    /* the parameters: constants, or computed from shapes alone */
+    sm_tensor *pt[5] = {0};
+    int ok = 1;
+    for (int i = 1; ok && i < n->n_in; i++)
+        if (n->in[i])
+            ok = (pt[i] = sm_g_known(g, n->in[i])) != NULL;
     int64_t start[SMELT_MAX_DIMS], end[SMELT_MAX_DIMS], step[SMELT_MAX_DIMS];
-    const sm_tensor *axes = n->n_in > 3 && n->in[3] ? n->in[3]->data : NULL;
-    const sm_tensor *steps = n->n_in > 4 && n->in[4] ? n->in[4]->data : NULL;
-    if (sm_slice_read(g->ctx, r, n->in[1]->data, n->in[2]->data, axes, steps,
-                      start, end, step) != SMELT_OK)
+    if (ok)
+        ok = sm_slice_read(g->ctx, r, pt[1], pt[2], pt[3], pt[4], start, end,
+                           step) == SMELT_OK;
+    for (int i = 1; i < 5; i++)
+        sm_tensor_free(pt[i]);
+    if (!ok)
         return NULL;
     for (int i = 0; i < r; i++) {
         if (x->type.dims[i].size < 0 &&

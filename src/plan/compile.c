@@ -212,6 +212,7 @@ static void operand_of(const sm_slot *s, sm_kernel_operand *o)
     o->ndim = s->ndim;
     memcpy(o->dims, s->dims, sizeof o->dims);
     o->is_const = s->kind == SM_SLOT_CONST;
+    o->data = o->is_const && s->data ? s->data->data : NULL;
 }
 
 /* The cost of step st from its slots' types. */

@@ -155,6 +155,7 @@ static inline void ck_desc(sm_op op, int n_in, sm_tensor **in, int n_out,
         ins[i].ndim = in[i]->ndim;
         memcpy(ins[i].dims, in[i]->dims, sizeof in[i]->dims);
         ins[i].is_const = (const_mask >> i) & 1;
+        ins[i].data = ins[i].is_const ? in[i]->data : NULL;
     }
     for (int j = 0; j < n_out; j++) {
         outs[j].present = 1;

@@ -110,12 +110,46 @@ static void test_binary(void **state)
         }
 }
 
+/* elementwise_compare.c: f32 comparisons into bool with broadcasting,
+ * on random operands, on equal ones (the >= / <= ties) and with NaN. */
+static void test_compare(void **state)
+{
+    (void)state;
+    struct {
+        int ra;
+        const int64_t *a;
+        int rb;
+        const int64_t *b;
+        unsigned seed_b;
+    } cs[] = {
+        {2, D(5, 37), 2, D(5, 37), 2},  {2, D(5, 37), 2, D(5, 37), 1},
+        {2, D(5, 37), 0, NULL, 2},      {0, NULL, 2, D(3, 17), 2},
+        {2, D(9, 1), 2, D(1, 23), 2},   {4, D(2, 6, 5, 7), 4, D(1, 6, 1, 1), 2},
+        {1, D(70000), 1, D(70000), 2},
+    };
+    sm_op ops[4] = {SM_OP_Greater, SM_OP_Less, SM_OP_GreaterOrEqual,
+                    SM_OP_LessOrEqual};
+    const sm_cpu_kernel *const *ks[4] = {CK_ONE(greater), CK_ONE(less),
+                                         CK_ONE(greaterorequal),
+                                         CK_ONE(lessorequal)};
+    for (int o = 0; o < 4; o++)
+        for (size_t c = 0; c < N_OF(cs); c++) {
+            sm_tensor *a = ck_rand(cs[c].ra, cs[c].a, 1);
+            ((float *)a->data)[0] = NAN;
+            CK_CHECK(ops[o], 2,
+                     ((sm_tensor *[]){a,
+                                      ck_rand(cs[c].rb, cs[c].b, cs[c].seed_b)}),
+                     1, NO_ATTRS, ks[o], 0, 0, 0);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unary),
         cmocka_unit_test(test_unary_special),
         cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_compare),
     };
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);
 }

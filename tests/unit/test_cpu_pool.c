@@ -1,5 +1,6 @@
 /*
- * test_cpu_pool.c - the optimized pooling kernels (kernels/cpu/pool.c) against
+ * test_cpu_pool.c - the optimized pooling kernels (kernels/cpu/pool.c,
+ * pool_indices.c) against
  * the reference kernels, for every ISA entry this machine can run, on odd sizes
  * whose rows end in partial vectors, with 1, 2 and 3 threads.
  */
@@ -34,6 +35,47 @@ static void test_maxpool(void **state)
              ((sm_tensor *[]){ck_rand(4, D(1, 2, 20, 21), 8)}), 1,
              ATTRS(A_INTS("kernel_shape", 9, 9), A_INTS("pads", 4, 4, 4, 4)),
              CK_ENTRIES(maxpool), 0, 0, 0);
+}
+
+/* pool_indices.c: MaxPool with its Indices output, exact against the
+ * reference: odd windows, ceil_mode and dilations, ties (values rounded
+ * to a few levels: the first maximum wins) and a NaN (it wins). */
+static void test_maxpool_indices(void **state)
+{
+    (void)state;
+    for (int tie = 0; tie < 2; tie++) {
+        sm_tensor *x = ck_rand(4, D(3, 4, 17, 21), 3 + (unsigned)tie);
+        float *p = x->data;
+        for (int64_t i = 0; tie && i < x->numel; i++)
+            p[i] = floorf(p[i] * 2);
+        p[5] = NAN;
+        CK_CHECK(SM_OP_MaxPool, 1, ((sm_tensor *[]){x}), 2,
+                 ATTRS(A_INTS("kernel_shape", 3, 3), A_INTS("strides", 2, 2),
+                       A_INTS("pads", 1, 1, 1, 1)),
+                 CK_ONE(maxpool_indices), 0, 0, 0);
+    }
+    CK_CHECK(SM_OP_MaxPool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(2, 3, 11, 40), 5)}), 2,
+             ATTRS(A_INTS("kernel_shape", 2, 3), A_INT("ceil_mode", 1),
+                   A_INTS("dilations", 2, 1), A_INTS("pads", 0, 1, 1, 2),
+                   A_INTS("strides", 2, 1)),
+             CK_ONE(maxpool_indices), 0, 0, 0);
+    CK_CHECK(SM_OP_MaxPool, 1,
+             ((sm_tensor *[]){ck_rand(4, D(8, 16, 32, 32), 6)}), 2,
+             ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("strides", 2, 2)),
+             CK_ONE(maxpool_indices), 0, 0, 0);
+    /* storage_order 1 is the reference's */
+    sm_tensor *in[1] = {nn_tensor(F32, 4, D(1, 1, 4, 4), NULL)};
+    sm_tensor *out[2] = {nn_tensor(F32, 4, D(1, 1, 2, 2), NULL),
+                         nn_tensor(I64, 4, D(1, 1, 2, 2), NULL)};
+    assert_false(ck_supports(CK_ANY(maxpool_indices), SM_OP_MaxPool, 1, in, 2,
+                             out,
+                             ATTRS(A_INTS("kernel_shape", 2, 2),
+                                   A_INTS("strides", 2, 2),
+                                   A_INT("storage_order", 1))));
+    sm_tensor_free(in[0]);
+    sm_tensor_free(out[0]);
+    sm_tensor_free(out[1]);
 }
 
 static void test_avgpool(void **state)
@@ -94,6 +136,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_maxpool),
+        cmocka_unit_test(test_maxpool_indices),
         cmocka_unit_test(test_avgpool),
         cmocka_unit_test(test_globalpool),
     };

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check_util.h"
 #include "cli.h"
@@ -32,6 +33,13 @@ void cli_train_help(FILE *out)
             "progress and evaluates the held-out samples. --save writes the\n"
             "model with its trained weights as a standard ONNX file.\n");
     cli_options_help(out, "train");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Prints "smelt train: <ctx error>" and returns 1. */
@@ -433,6 +441,8 @@ static void trainer_free(trainer *t)
     free(t->ck_in);
     free(t->ck_out);
     free(t->names);
+    free(t->step_ms);
+    cli_prof_free(&t->prof);
     smelt_session_free(t->sess);
     smelt_plan_free(t->plan);
     smelt_graph_free(t->step_g);
@@ -466,6 +476,8 @@ static int read_options(trainer *t)
     t->log_every = cli_num(a, CLI_OPT_log_every, 10);
     t->ckpt_every = cli_num(a, CLI_OPT_checkpoint_every, 0);
     t->ckpt_dir = a->str[CLI_OPT_checkpoint];
+    t->json = a->given[CLI_OPT_json] > 0;
+    t->profile = a->given[CLI_OPT_profile] > 0;
     if (a->given[CLI_OPT_resume] && !t->ckpt_dir)
         return cli_usage_error("train", "--resume needs --checkpoint DIR");
     if (a->given[CLI_OPT_checkpoint_every] && !t->ckpt_dir)
@@ -494,6 +506,7 @@ int cli_train(int argc, char **argv)
         cli_args_free(&a);
         return 1;
     }
+    double t0 = now_s();
     rc = cli_load_graph(t.ctx, a.files[0], 1, &t.model);
     if (rc == 0)
         rc = pick_params(&t);
@@ -507,10 +520,13 @@ int cli_train(int argc, char **argv)
         fprintf(stderr, "smelt train: out of memory\n");
         rc = 1;
     }
+    t.setup_ms = (now_s() - t0) * 1e3;
     if (rc == 0)
         rc = train_run(&t);
     if (rc == 0)
         rc = save_model(&t);
+    if (rc == 0)
+        train_report_timing(&t);
     trainer_free(&t);
     smelt_ctx_free(t.ctx);
     cli_args_free(&a);

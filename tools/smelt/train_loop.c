@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "train_run.h"
 
 static double now_s(void)
@@ -254,6 +255,93 @@ static int non_finite(const trainer *t, double loss, int64_t step,
     return 1;
 }
 
+/* How many of a run's first steps --json and --profile leave out: the
+ * first touches the arena's pages and the kernels' workspaces, so it
+ * times the set-up as much as the step. */
+#define TRAIN_TIMING_SKIP 2
+
+/* Keeps the time of the step that just ran, and with --profile its plan
+ * steps' times as one run of the profiler (from step TRAIN_TIMING_SKIP). */
+static void record_step(trainer *t, double ms)
+{
+    if (!t->step_ms)
+        return;
+    int64_t k = t->n_step_ms++;
+    t->step_ms[k] = ms;
+    if (!t->profile || k < TRAIN_TIMING_SKIP || t->prof_runs >= t->prof.runs)
+        return;
+    int r = t->prof_runs++, n = t->prof.n_steps;
+    t->prof.lat[r] = ms;
+    for (int i = 0; i < n; i++) {
+        size_t at = (size_t)r * (size_t)n + (size_t)i;
+        smelt_session_step_time(t->sess, i, &t->prof.t0[at], &t->prof.t1[at]);
+    }
+}
+
+/* The buffers of --json and --profile for a run of `steps` steps. */
+static int timing_init(trainer *t, int64_t steps)
+{
+    if (!t->json && !t->profile)
+        return 0;
+    t->step_ms = calloc((size_t)(steps > 0 ? steps : 1), sizeof *t->step_ms);
+    if (!t->step_ms)
+        return 1;
+    if (!t->profile)
+        return 0;
+    int64_t runs = steps > TRAIN_TIMING_SKIP ? steps - TRAIN_TIMING_SKIP : 1;
+    if (cli_prof_init(&t->prof, runs > 1000000 ? 1000000 : (int)runs,
+                      smelt_plan_num_steps(t->plan), 1))
+        return 1;
+    smelt_session_set_profiling(t->sess, 1);
+    return 0;
+}
+
+static int cmp_ms(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+void train_report_timing(const trainer *t)
+{
+    if (!t->step_ms)
+        return;
+    /* the timed steps: all but the first TRAIN_TIMING_SKIP when more */
+    int64_t skip = t->n_step_ms > TRAIN_TIMING_SKIP ? TRAIN_TIMING_SKIP : 0;
+    int64_t n = t->n_step_ms - skip;
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return;
+    double med = 0, mn = 0, mean = 0;
+    if (n > 0) {
+        memcpy(v, t->step_ms + skip, (size_t)n * sizeof *v);
+        qsort(v, (size_t)n, sizeof *v, cmp_ms);
+        med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        mn = v[0];
+        for (int64_t i = 0; i < n; i++)
+            mean += v[i] / (double)n;
+    }
+    free(v);
+    if (t->profile && t->prof_runs) {
+        cli_prof pr = t->prof;
+        pr.runs = t->prof_runs; /* the steps profiled */
+        cli_prof_print(stdout, t->plan, &pr, 1, 0, 0, 0);
+    }
+    if (!t->json)
+        return;
+    smelt_plan_stats ps = SMELT_STRUCT_INIT(smelt_plan_stats);
+    smelt_plan_get_stats(t->plan, &ps);
+    printf("{\"step_median_ms\":%.4f,\"step_min_ms\":%.4f,"
+           "\"step_mean_ms\":%.4f,\"steps_timed\":%lld,\"batch\":%lld,"
+           "\"threads\":%d,\"setup_ms\":%.1f,\"arena_bytes\":%lld,"
+           "\"plan_steps\":%d,\"ref_steps\":%d,\"recomputed\":%d,"
+           "\"peak_rss_mib\":%.1f}\n",
+           med, mn, mean, (long long)n, (long long)t->batch, ps.threads,
+           t->setup_ms, (long long)ps.arena_bytes, ps.steps, ps.ref_steps,
+           ps.recomputed, (double)cli_peak_rss() / (1024.0 * 1024.0));
+    fflush(stdout);
+}
+
 int train_run(trainer *t)
 {
     train_data *d = &t->d;
@@ -277,6 +365,8 @@ int train_run(trainer *t)
                "running), arena %.1f KiB, %d values recomputed\n",
                ps.steps, ps.dynamic_steps, (double)ps.arena_bytes / 1024.0,
                ps.recomputed);
+    if (timing_init(t, total - (int64_t)p.step))
+        return 1;
     int64_t *order = malloc((size_t)d->n_train * sizeof *order);
     if (!order)
         return 1;
@@ -299,6 +389,7 @@ int train_run(trainer *t)
             *(double *)smelt_tensor_data(t->in[lr_in]) =
                 schedule(t, step, total);
             *(double *)smelt_tensor_data(t->in[step_in]) = (double)(step + 1);
+            double t0 = now_s();
             if (smelt_session_run_into(t->ctx, t->sess, t->in, t->n_in, t->out,
                                        t->n_out) != SMELT_OK) {
                 fprintf(stderr, "smelt train: step %lld: %s\n",
@@ -306,6 +397,7 @@ int train_run(trainer *t)
                 rc = 1;
                 break;
             }
+            record_step(t, (now_s() - t0) * 1e3);
             double loss = smelt_tensor_get_f64(t->out[loss_out], 0);
             if (!isfinite(loss)) {
                 rc = non_finite(t, loss, step + 1, e, b, last_ckpt);

@@ -6,6 +6,7 @@
 #define SMELT_CLI_TRAIN_RUN_H
 
 #include "args.h"
+#include "prof.h"
 #include "train.h"
 
 typedef struct trainer {
@@ -34,10 +35,21 @@ typedef struct trainer {
     char **ck_names;
     int *ck_in, *ck_out; /* their step input and output */
     uint64_t fingerprint;
+    /* --json and --profile: each step's time this run (ms), and with
+     * --profile the plan steps' times of every step but the first two,
+     * each a run of the CLI's profiler (prof.h) */
+    int json, profile;
+    double setup_ms; /* loading, building the graphs, compiling */
+    double *step_ms;
+    int64_t n_step_ms;
+    cli_prof prof;
+    int prof_runs;
 } trainer;
 
 /* The epochs: returns 0, or 1 after printing the error (a NaN loss, a
  * failed step or checkpoint). */
 int train_run(trainer *t);
+/* --json's line and --profile's table, after the run. */
+void train_report_timing(const trainer *t);
 
 #endif
