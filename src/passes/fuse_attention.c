@@ -106,8 +106,9 @@ static int same_shape(const sm_type *a, const sm_type *b)
 
 /*
  * When node n is Mul(x, c), Mul(c, x) or Div(x, c) with c a constant
- * scalar that does not raise x's rank: x into *x and the factor (c or
- * 1/c) into *f. Returns 0 otherwise.
+ * scalar that leaves x's shape as it is (a [1, 1, 1, 1] c would raise a
+ * 3-D x's rank): x into *x and the factor (c or 1/c) into *f. Returns 0
+ * otherwise.
  */
 static int scalar_step(const sm_node *n, const sm_value *out, sm_value **x,
                        double *f)
@@ -122,6 +123,8 @@ static int scalar_step(const sm_node *n, const sm_value *out, sm_value **x,
         if (n->op == SM_OP_Div && k == 1)
             return 0; /* c / x is not a scaling */
         if (n->op == SM_OP_Div && (c == 0 || !isfinite(c)))
+            return 0;
+        if (!same_shape(&n->in[k]->type, &out->type))
             return 0;
         *x = n->in[k];
         *f = n->op == SM_OP_Div ? 1.0 / c : c;
