@@ -3872,8 +3872,73 @@ def gen_maxunpool():
     mu("1d", rf(1, 3, 6), [2], [2])
 
 
+def attention_ref(q, k, v, scale, mask=None, causal=False):
+    """Attention as ops.def's comment defines it, in float64, with the
+    unfused graph's arithmetic: scores, ONNX Softmax (max subtracted, so a
+    row of -inf only is NaN), then P @ V; kv head h // (Hq // Hkv)."""
+    q, k, v = d(q), d(k), d(v)
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    s = scale * (q @ np.swapaxes(k, -1, -2))
+    if mask is not None and mask.dtype == BOOL:
+        s = np.where(mask, s, -np.inf)
+    elif mask is not None:
+        s = s + d(mask)
+    if causal:
+        tq, tk = s.shape[-2], s.shape[-1]
+        keep = np.arange(tk)[None, :] <= np.arange(tq)[:, None] + (tk - tq)
+        s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    return (e / e.sum(axis=-1, keepdims=True)) @ v
+
+
+def gen_attention():
+    # Attention (Smelt's): plain; grouped heads; Dv != D; float masks
+    # broadcast ([Tq,Tk], [B,1,1,Tk]) and full; bool mask; causal with
+    # Tq == Tk and bottom-right aligned Tq < Tk; causal with a mask; f64;
+    # a fully masked row (NaN, as Softmax gives) and a row masked with
+    # float min (an ordinary, uniform softmax)
+    seed("Attention")
+
+    def at(cname, qs, ks, vs, scale=0.5, mask=None, causal=False, dt=f32):
+        q, k, v = rf(*qs, dt=dt), rf(*ks, dt=dt), rf(*vs, dt=dt)
+        attrs = {"scale": float(scale)}
+        if causal:
+            attrs["causal"] = 1
+        y = like(attention_ref(q, k, v, scale, mask, causal), q)
+        case("Attention", cname, [q, k, v] + ([mask] if mask is not None
+                                              else []), [y], attrs)
+
+    at("plain", (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4))
+    at("grouped", (1, 4, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4), scale=0.3)
+    at("grouped_mqa", (2, 3, 2, 2), (2, 1, 4, 2), (2, 1, 4, 3))
+    at("dv", (1, 2, 4, 3), (1, 2, 6, 3), (1, 2, 6, 5), scale=1.0)
+    at("mask_2d", (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4),
+       mask=rf(3, 5, lo=-3, hi=1))
+    at("mask_keys", (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4),
+       mask=rf(2, 1, 1, 5, lo=-3, hi=1))
+    at("mask_full", (1, 2, 3, 4), (1, 2, 4, 4), (1, 2, 4, 4),
+       mask=rf(1, 2, 3, 4, lo=-3, hi=1))
+    at("mask_bool", (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4),
+       mask=np.array([[1, 1, 0, 1, 0], [1, 1, 1, 1, 0]],
+                     BOOL).reshape(2, 1, 1, 5))
+    at("causal", (1, 2, 5, 4), (1, 2, 5, 4), (1, 2, 5, 4), causal=True)
+    at("causal_bottom_right", (2, 1, 3, 4), (2, 1, 6, 4), (2, 1, 6, 4),
+       causal=True)
+    at("causal_mask", (1, 2, 4, 3), (1, 2, 4, 3), (1, 2, 4, 3),
+       mask=rf(4, 4, lo=-1, hi=1), causal=True)
+    at("f64", (1, 2, 3, 5), (1, 2, 4, 5), (1, 2, 4, 5), scale=0.25, dt=f64)
+    m = np.ones((1, 1, 3, 4), BOOL)
+    m[0, 0, 1, :] = False
+    at("fully_masked_row", (1, 2, 3, 4), (1, 2, 4, 4), (1, 2, 4, 4), mask=m)
+    m = np.zeros((3, 4), f32)
+    m[2, :] = np.finfo(f32).min
+    at("float_min_row", (1, 2, 3, 4), (1, 2, 4, 4), (1, 2, 4, 4), mask=m)
+
+
 GENERATORS_INDEX = [
-    gen_gatherelements, gen_gathernd, gen_scatterelements, gen_scatternd,
+    gen_attention, gen_gatherelements, gen_gathernd, gen_scatterelements, gen_scatternd,
     gen_topk, gen_nonzero, gen_onehot, gen_cumsum, gen_trilu, gen_eyelike,
     gen_depthtospace, gen_resize, gen_upsample, gen_size, gen_compress,
     gen_reversesequence, gen_unique, gen_rnn, gen_nms, gen_roialign,

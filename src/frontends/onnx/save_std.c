@@ -11,6 +11,9 @@
  *                             applied), else MatMul(A, B) [* alpha];
  *                             [+ C * beta] [+ R] -> activation
  *   FusedElementwise          its body's nodes, inlined
+ *   Attention(Q, K, V, m?)    Softmax(Q K^T * scale [+ m], axis 3) V, K
+ *                             and V repeated per query head when grouped,
+ *                             bool masks and causal through Where(., -inf)
  *   Gelu                      x/2 (1 + erf(x / sqrt 2)), or the tanh form
  *   Celu, not f32             Max(x, 0) + Min(0, alpha (Exp(x / alpha) - 1))
  *                             (ONNX's Celu takes f32 only; Smelt's any float)
@@ -26,10 +29,12 @@
  * initializers of the value's dtype. Intermediate values get fresh names
  * and no value_info.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "frontends/onnx/save.h"
+#include "ir/shape_util.h"
 
 typedef sm_onnx_saver saver;
 
@@ -40,7 +45,8 @@ enum { ACT_NODES = 9, ACT_INITS = 5 };
 int sm_onnx_is_smelt_op(sm_op op, int64_t opset)
 {
     return op == SM_OP_FusedConv || op == SM_OP_FusedGemm ||
-           op == SM_OP_FusedElementwise || (op == SM_OP_Gelu && opset < 20);
+           op == SM_OP_FusedElementwise || op == SM_OP_Attention ||
+           (op == SM_OP_Gelu && opset < 20);
 }
 
 /* Whether n is decomposed when written with S's options. */
@@ -68,6 +74,11 @@ void sm_onnx_std_bound(const saver *S, const sm_node *n, size_t *nodes,
     case SM_OP_FusedGemm:
         *nodes = 5 + ACT_NODES;
         *inits = 2 + ACT_INITS;
+        break;
+    case SM_OP_Attention: /* Transpose, 2 x 3 to repeat heads, MatMul,
+                             Mul, mask, causal, Softmax, MatMul, Identity */
+        *nodes = 16;
+        *inits = 12;
         break;
     case SM_OP_Celu:
     case SM_OP_Gelu:
@@ -339,6 +350,160 @@ static const char *fused_gemm(chain *c, const act *epi)
     return activation(c, epi, y);
 }
 
+/* An initializer of dtype dt and shape dims[0..ndim) holding a copy of
+ * data; its name (NULL when out of memory). */
+static const char *const_tensor(chain *c, smelt_dtype dt, int ndim,
+                                const int64_t *dims, const void *data)
+{
+    saver *S = c->S;
+    sm_tensor *t = sm_onnx_save_alloc(S, 1, sizeof *t);
+    int64_t numel = 1;
+    for (int i = 0; i < ndim; i++)
+        numel *= dims[i];
+    size_t bytes = (size_t)numel * smelt_dtype_size(dt);
+    void *d = sm_onnx_save_alloc(S, 1, bytes ? bytes : 1);
+    const char *name = sm_onnx_save_fresh(S, c->n->out[0]->name, "smelt_k");
+    if (!t || !d || !name)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->dtype = dt;
+    t->ndim = ndim;
+    memcpy(t->dims, dims, (size_t)ndim * sizeof *dims);
+    t->numel = numel;
+    t->nbytes = bytes;
+    t->data = d;
+    memcpy(d, data, bytes);
+    Onnx__TensorProto *tp = sm_onnx_save_tensor(S, t, name);
+    if (!tp)
+        return NULL;
+    c->gp->initializer[c->gp->n_initializer++] = tp;
+    return name;
+}
+
+/* A 1-D i64 initializer (a shape); its name. */
+static const char *shape_const(chain *c, int n, const int64_t *v)
+{
+    const int64_t dims[1] = {n};
+    return const_tensor(c, SMELT_DTYPE_I64, 1, dims, v);
+}
+
+/* op(x) with one ints attribute name = v[0..n); its result. The
+ * attribute proto points at its list, so the list is copied into the
+ * saver's arena. */
+static const char *with_ints(chain *c, const char *op, const char *x,
+                             const char *name, int n, const int64_t *v)
+{
+    Onnx__NodeProto *np = x ? emit(c, op, &x, 1, 1) : NULL;
+    int64_t *list = sm_onnx_save_alloc(c->S, (size_t)n, sizeof *list);
+    if (!list)
+        return NULL;
+    memcpy(list, v, (size_t)n * sizeof *list);
+    sm_attr a = {name, SM_ATTR_INTS, n, {0}};
+    a.v.ints = list;
+    Onnx__AttributeProto *p = np ? sm_onnx_save_attr(c->S, &a) : NULL;
+    if (!p)
+        return NULL;
+    np->attribute[np->n_attribute++] = p;
+    return out_of(np);
+}
+
+/* K or V [B, Hkv, T, d] repeated per query head to [B, Hq, T, d], kv head
+ * h' serving query heads h' G .. h' G + G - 1 (G = Hq / Hkv): Reshape
+ * [0, Hkv, 1, -1, d], Expand [1, 1, G, 1, 1], Reshape [0, Hq, -1, d]. */
+static const char *repeat_heads(chain *c, const char *x, int64_t hq,
+                                int64_t hkv, int64_t d)
+{
+    const int64_t s5[5] = {0, hkv, 1, -1, d}, e5[5] = {1, 1, hq / hkv, 1, 1};
+    const int64_t s4[4] = {0, hq, -1, d};
+    const char *y = binary(c, "Reshape", x, shape_const(c, 5, s5));
+    y = binary(c, "Expand", y, shape_const(c, 5, e5));
+    return binary(c, "Reshape", y, shape_const(c, 4, s4));
+}
+
+/* Where(keep, x, -inf): x where keep holds, -inf elsewhere. */
+static const char *hide(chain *c, const char *keep, const char *x)
+{
+    const char *in[3] = {keep, x, scalar(c, -INFINITY)};
+    return keep && x && in[2] ? out_of(emit(c, "Where", in, 3, 0)) : NULL;
+}
+
+/* Fails the save: Attention with a size the standard form needs unknown. */
+static const char *attention_unknown(chain *c, const char *what)
+{
+    if (!c->S->err)
+        c->S->err = sm_err(c->S->ctx, SMELT_ERR_UNSUPPORTED,
+                           "onnx: %s (Attention): cannot write it as standard "
+                           "ops while %s is unknown (bind the dims first)",
+                           c->n->out[0]->name, what);
+    return NULL;
+}
+
+/*
+ * Attention(Q, K, V, mask?) as the graph it stands for (docs/ATTENTION.md):
+ * Softmax(MatMul(Q, K^T) * scale [+ mask | masked], axis 3) @ V, with K and
+ * V repeated per query head when heads are grouped and causal as a bool
+ * initializer [Tq, Tk]. Grouped heads need Hq, Hkv, D and Dv known; causal
+ * needs Tq and Tk.
+ */
+static const char *attention(chain *c)
+{
+    const sm_node *n = c->n;
+    const sm_type *q = &n->in[0]->type, *k = &n->in[1]->type;
+    const sm_type *v = &n->in[2]->type;
+    sm_attrs at = sm_node_attrs(n);
+    int64_t hq = sm_type_size(q, 1), hkv = sm_type_size(k, 1);
+    const char *kk = input(c, 1), *vv = input(c, 2);
+    if (hq != hkv || hq < 0) {
+        int64_t d = sm_type_size(k, 3), dv = sm_type_size(v, 3);
+        if (hq < 0 || hkv <= 0 || d < 0 || dv < 0)
+            return attention_unknown(c, "a head count or head dim");
+        if (hq != hkv) {
+            kk = repeat_heads(c, kk, hq, hkv, d);
+            vv = repeat_heads(c, vv, hq, hkv, dv);
+        }
+    }
+    static const int64_t perm[4] = {0, 1, 3, 2};
+    const char *s = binary(c, "MatMul", input(c, 0),
+                           with_ints(c, "Transpose", kk, "perm", 4, perm));
+    s = binary(c, "Mul", s, scalar(c, sm_attrs_float(&at, "scale", 1)));
+    const sm_value *mask = n->n_in > 3 ? n->in[3] : NULL;
+    if (mask && mask->type.dtype == SMELT_DTYPE_BOOL)
+        s = hide(c, input(c, 3), s);
+    else if (mask)
+        s = binary(c, "Add", s, input(c, 3));
+    if (sm_attrs_int(&at, "causal", 0)) {
+        int64_t dims[2] = {sm_type_size(q, 2), sm_type_size(k, 2)};
+        if (dims[0] < 0 || dims[1] < 0)
+            return attention_unknown(c, "a sequence length");
+        if (dims[0] > (1 << 20) || dims[1] > (1 << 20) ||
+            dims[0] * dims[1] > ((int64_t)1 << 30)) {
+            if (!c->S->err)
+                c->S->err = sm_err(c->S->ctx, SMELT_ERR_LIMIT,
+                                   "onnx: %s (Attention): a causal mask of "
+                                   "%lld x %lld is too large to write",
+                                   c->n->out[0]->name, (long long)dims[0],
+                                   (long long)dims[1]);
+            return NULL;
+        }
+        uint8_t *keep =
+            sm_onnx_save_alloc(c->S, 1, (size_t)(dims[0] * dims[1]) + 1);
+        if (!keep)
+            return NULL;
+        for (int64_t i = 0; i < dims[0]; i++)
+            for (int64_t j = 0; j < dims[1]; j++)
+                keep[i * dims[1] + j] = j <= i + dims[1] - dims[0];
+        s = hide(c, const_tensor(c, SMELT_DTYPE_BOOL, 2, dims, keep), s);
+    }
+    Onnx__NodeProto *sm = s ? emit(c, "Softmax", &s, 1, 1) : NULL;
+    sm_attr ax = {"axis", SM_ATTR_INT, 0, {0}};
+    ax.v.i = 3;
+    Onnx__AttributeProto *p = sm ? sm_onnx_save_attr(c->S, &ax) : NULL;
+    if (!p)
+        return NULL;
+    sm->attribute[sm->n_attribute++] = p;
+    return binary(c, "MatMul", out_of(sm), vv);
+}
+
 /* FusedElementwise n: its body's nodes written in gp, the body's
  * parameters read as n's inputs and its returns written as n's outputs. */
 static int inline_body(saver *S, const sm_node *n, Onnx__GraphProto *gp,
@@ -487,6 +652,8 @@ int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
                    scalar(&c, alpha));
         y = binary(&c, "Add", binary(&c, "Max", x, scalar(&c, 0.0)),
                    binary(&c, "Min", neg, scalar(&c, 0.0)));
+    } else if (n->op == SM_OP_Attention) {
+        y = attention(&c);
     } else {
         y = n->op == SM_OP_FusedConv ? fused_conv(&c, &epi)
                                      : fused_gemm(&c, &epi);
