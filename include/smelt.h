@@ -241,6 +241,9 @@ typedef struct smelt_opt_options {
     int32_t why_not_fused;    /* fusion passes note their near misses */
     const char *debug_dir;    /* dump the graph after every pass here; NULL:
                                  ./smelt-debug when SMELT_DEBUG=1, else none */
+    const char *disable;      /* passes left out of the pipeline, comma
+                                 separated ("fuse_attention,cse"); a name
+                                 that is no pass is an error listing them */
 } smelt_opt_options;
 
 /* Fills o with the defaults; struct_size is the caller's
@@ -571,6 +574,8 @@ typedef struct smelt_plan_options {
                               recompute intermediates before their late
                               readers instead of keeping them alive, where
                               that frees memory (0: never; docs/AUTOGRAD.md) */
+    const char *disable;   /* passes the optimizer leaves out, as
+                              smelt_opt_options.disable */
 } smelt_plan_options;
 
 /* Fills o with the defaults; struct_size is the caller's

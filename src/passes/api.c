@@ -87,6 +87,10 @@ smelt_status smelt_graph_optimize(smelt_ctx_t *ctx, smelt_graph_t *g,
     const sm_pass_info **list;
     int n;
     SM_TRY(sm_pipeline_resolve(ctx, opt->level, opt->passes, &list, &n));
+    if (sm_pipeline_disable(ctx, opt->disable, list, &n) != SMELT_OK) {
+        sm_free(list);
+        return SMELT_ERR_NOT_FOUND;
+    }
     smelt_opt_report_t *r = report ? sm_calloc(1, sizeof *r) : NULL;
     smelt_status st =
         report && !r ? sm_err_nomem(ctx)
@@ -188,6 +192,10 @@ smelt_status smelt_opt_pipeline(smelt_ctx_t *ctx, const smelt_opt_options *opt,
     const sm_pass_info **list;
     int n;
     SM_TRY(sm_pipeline_resolve(ctx, opt->level, opt->passes, &list, &n));
+    if (sm_pipeline_disable(ctx, opt->disable, list, &n) != SMELT_OK) {
+        sm_free(list);
+        return SMELT_ERR_NOT_FOUND;
+    }
     sm_strbuf b;
     sm_strbuf_init(&b);
     for (int i = 0; i < n; i++)

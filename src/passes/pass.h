@@ -114,6 +114,12 @@ smelt_status sm_pipeline_resolve(smelt_ctx_t *ctx, int level,
                                  const char *passes, const sm_pass_info ***out,
                                  int *n);
 
+/* Removes from list (n entries) every pass named in `disable` (a comma
+ * list; NULL or "": none). A name that is no pass fails with
+ * SMELT_ERR_NOT_FOUND and a message listing the passes. */
+smelt_status sm_pipeline_disable(smelt_ctx_t *ctx, const char *disable,
+                                 const sm_pass_info **list, int *n);
+
 /* ---- running (pass_manager.c) -------------------------------------------- */
 
 typedef struct sm_pass_step {

@@ -10,6 +10,7 @@
  * the sequence (fusion), in table order. No row has level 3 today: -O3
  * is -O2 (memory and layout are the plan's, src/plan/).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -109,5 +110,55 @@ smelt_status sm_pipeline_resolve(smelt_ctx_t *ctx, int level,
         return st;
     }
     *out = list;
+    return SMELT_OK;
+}
+
+/* Fails naming `name` (len bytes) and listing every pass of the table. */
+static smelt_status unknown_disabled(smelt_ctx_t *ctx, const char *name,
+                                     size_t len)
+{
+    char names[1024];
+    size_t k = 0;
+    names[0] = 0;
+    for (int i = 0; i < sm_pass_count() && k + 2 < sizeof names; i++) {
+        int w = snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "",
+                         sm_pass_get(i)->name);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+    return sm_err(ctx, SMELT_ERR_NOT_FOUND,
+                  "cannot disable '%.*s': no pass has that name (the "
+                  "passes: %s)",
+                  (int)(len > 64 ? 64 : len), name, names);
+}
+
+smelt_status sm_pipeline_disable(smelt_ctx_t *ctx, const char *disable,
+                                 const sm_pass_info **list, int *n)
+{
+    for (const char *p = disable; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *end = p;
+        while (*end && *end != ',' && *end != ' ')
+            end++;
+        size_t len = (size_t)(end - p);
+        if (!len)
+            break;
+        int known = 0;
+        for (int i = 0; i < sm_pass_count() && !known; i++) {
+            const char *nm = sm_pass_get(i)->name;
+            known = strlen(nm) == len && !strncmp(nm, p, len);
+        }
+        if (!known)
+            return unknown_disabled(ctx, p, len);
+        int k = 0;
+        for (int i = 0; i < *n; i++)
+            if (!(strlen(list[i]->name) == len &&
+                  !strncmp(list[i]->name, p, len)))
+                list[k++] = list[i];
+        *n = k;
+        p = end;
+    }
     return SMELT_OK;
 }

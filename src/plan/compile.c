@@ -596,12 +596,13 @@ static int count_unknown(const sm_graph *g)
  * computed from Shape nodes), and the shapes learnt let the next round
  * fold more. Rounds go on while they make more shapes concrete. */
 static smelt_status optimize(smelt_ctx_t *ctx, sm_graph *g, int level,
-                             const char *debug_dir)
+                             const char *debug_dir, const char *disable)
 {
     smelt_opt_options oo;
     smelt_opt_options_default(&oo);
     oo.level = level;
     oo.debug_dir = debug_dir;
+    oo.disable = disable;
     int unknown = count_unknown(g);
     for (int round = 0; round < 4; round++) {
         SM_TRY(smelt_graph_optimize(ctx, g, &oo, NULL));
@@ -696,7 +697,7 @@ static smelt_status compile(smelt_ctx_t *ctx, const sm_graph *copy,
     if (st == SMELT_OK)
         st = sm_graph_infer(ctx, p->g);
     if (st == SMELT_OK && opt->level > 0)
-        st = optimize(ctx, p->g, opt->level, opt->debug_dir);
+        st = optimize(ctx, p->g, opt->level, opt->debug_dir, opt->disable);
     if (st == SMELT_OK)
         st = sm_graph_verify(ctx, p->g);
     if (st == SMELT_OK)

@@ -21,6 +21,7 @@ void cli_plan_options(const cli_args *a, smelt_plan_options *o)
     if (t > 0)
         o->timeout_ms = (int64_t)(t * 1000.0 + 0.999);
     o->memory_budget = cli_num(a, CLI_OPT_memory_budget, 0);
+    o->disable = a->str[CLI_OPT_disable];
 }
 
 void cli_opt_options(const cli_args *a, smelt_opt_options *o, int default_level)
@@ -39,6 +40,7 @@ void cli_opt_options(const cli_args *a, smelt_opt_options *o, int default_level)
         o->verify_each = 1;
     if (a->str[CLI_OPT_debug_dir])
         o->debug_dir = a->str[CLI_OPT_debug_dir];
+    o->disable = a->str[CLI_OPT_disable];
 }
 
 int cli_plan_print(smelt_ctx_t *ctx, const smelt_plan_t *p)
