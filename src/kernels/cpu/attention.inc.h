@@ -34,67 +34,122 @@
 
 #define ATT_INL static inline __attribute__((always_inline))
 
-/* st[x][.] = K row x . Q^T for x < r (r a constant after inlining):
- * S^T rows of r keys, ATT_BQ query lanes each. */
-ATT_INL void att_qk(int r, const float *k, int64_t D, const float *qt,
-                    float *st)
+/* st[x][.] = K row x . Q^T for x < r (r and c0 constants after
+ * inlining): S^T rows of r keys, ATT_BQ query lanes each, from query
+ * vector c0 on (the vectors before it are queries the causal rule hides
+ * from all r keys: their lanes are left as they are, for att_mask_max to
+ * hide). mx (or NULL): each lane's running maximum, raised by the tile
+ * while it is in registers. */
+ATT_INL void att_qk(int r, int c0, const float *k, int64_t D, const float *qt,
+                    float *st, V *mx)
 {
     V acc[ATT_R][ATT_NV];
+#pragma GCC unroll 8
     for (int x = 0; x < r; x++)
-        for (int c = 0; c < ATT_NV; c++)
+#pragma GCC unroll 8
+        for (int c = c0; c < ATT_NV; c++)
             acc[x][c] = v_zero();
     for (int64_t d = 0; d < D; d++) {
         V q[ATT_NV];
-        for (int c = 0; c < ATT_NV; c++)
+#pragma GCC unroll 8
+        for (int c = c0; c < ATT_NV; c++)
             q[c] = v_load(qt + d * ATT_BQ + c * VL);
+#pragma GCC unroll 8
         for (int x = 0; x < r; x++) {
             V kb = v_set1(k[x * D + d]);
-            for (int c = 0; c < ATT_NV; c++)
+#pragma GCC unroll 8
+            for (int c = c0; c < ATT_NV; c++)
                 acc[x][c] = v_fma(kb, q[c], acc[x][c]);
         }
     }
+#pragma GCC unroll 8
     for (int x = 0; x < r; x++)
-        for (int c = 0; c < ATT_NV; c++)
+#pragma GCC unroll 8
+        for (int c = c0; c < ATT_NV; c++) {
             v_store(st + x * ATT_BQ + c * VL, acc[x][c]);
+            if (mx)
+                mx[c] = v_max(mx[c], acc[x][c]);
+        }
 }
 
 /* ot[x][.] = ot[x][.] * alpha + sum over j < nk of v[j][x] p[j][.] for
- * x < r: r rows of O^T (output features), v at the first of them. */
+ * x < r: r rows of O^T (output features), v at the first of them. Key
+ * row j is hidden by the causal rule from every query of the vectors
+ * before (j + lim) / VL, whose P is 0 there: the rows are swept in runs
+ * that skip those vectors (one run, all vectors, off the diagonal). */
 ATT_INL void att_pv(int r, const float *v, int64_t Dv, const float *pt,
-                    int64_t nk, const float *alpha, float *ot)
+                    int64_t nk, int64_t lim, const float *alpha, float *ot)
 {
     V acc[ATT_R][ATT_NV];
+#pragma GCC unroll 8
     for (int c = 0; c < ATT_NV; c++) {
         V al = v_load(alpha + c * VL);
+#pragma GCC unroll 8
         for (int x = 0; x < r; x++)
             acc[x][c] = v_mul(v_load(ot + x * ATT_BQ + c * VL), al);
     }
-    for (int64_t j = 0; j < nk; j++) {
-        V p[ATT_NV];
-        for (int c = 0; c < ATT_NV; c++)
-            p[c] = v_load(pt + j * ATT_BQ + c * VL);
-        for (int x = 0; x < r; x++) {
-            V vb = v_set1(v[j * Dv + x]);
-            for (int c = 0; c < ATT_NV; c++)
-                acc[x][c] = v_fma(vb, p[c], acc[x][c]);
+    int64_t j = 0;
+#pragma GCC unroll 8
+    for (int cs = 0; cs < ATT_NV; cs++) {
+        /* rows whose first visible vector is cs */
+        int64_t je = cs == ATT_NV - 1 ? nk : (cs + 1) * VL - lim;
+        if (je > nk)
+            je = nk;
+        for (; j < je; j++) {
+            V p[ATT_NV];
+#pragma GCC unroll 8
+            for (int c = cs; c < ATT_NV; c++)
+                p[c] = v_load(pt + j * ATT_BQ + c * VL);
+#pragma GCC unroll 8
+            for (int x = 0; x < r; x++) {
+                V vb = v_set1(v[j * Dv + x]);
+#pragma GCC unroll 8
+                for (int c = cs; c < ATT_NV; c++)
+                    acc[x][c] = v_fma(vb, p[c], acc[x][c]);
+            }
         }
     }
+#pragma GCC unroll 8
     for (int x = 0; x < r; x++)
+#pragma GCC unroll 8
         for (int c = 0; c < ATT_NV; c++)
             v_store(ot + x * ATT_BQ + c * VL, acc[x][c]);
 }
 
+/* One tile of r keys from its first visible query vector c0. */
+ATT_INL void att_qk_from(int r, int64_t c0, const float *k, int64_t D,
+                         const float *qt, float *st, V *mx)
+{
+    switch (c0) {
+    case 0: att_qk(r, 0, k, D, qt, st, mx); break;
+#if ATT_NV > 1
+    case 1: att_qk(r, 1, k, D, qt, st, mx); break;
+#endif
+#if ATT_NV > 2
+    case 2: att_qk(r, 2, k, D, qt, st, mx); break;
+#endif
+#if ATT_NV > 3
+    case 3: att_qk(r, 3, k, D, qt, st, mx); break;
+#endif
+    default: break; /* no query sees these keys (never asked) */
+    }
+}
+
 /* S^T for nk keys: whole tiles of ATT_R keys, then one tile of the rest
- * (each row count its own compiled tile). */
+ * (each row count its own compiled tile); mx as att_qk's. lim: key row j
+ * is visible to lane i iff i >= j + lim (very negative: all visible), so
+ * a tile starting at key j skips the query vectors before (j + lim) / VL. */
 static void att_scores(const float *k, int64_t D, const float *qt, float *st,
-                       int64_t nk)
+                       int64_t nk, int64_t lim, V *mx)
 {
     int64_t j = 0;
     for (; j + ATT_R <= nk; j += ATT_R)
-        att_qk(ATT_R, k + j * D, D, qt, st + j * ATT_BQ);
+        att_qk_from(ATT_R, j + lim > 0 ? (j + lim) / VL : 0, k + j * D, D, qt,
+                    st + j * ATT_BQ, mx);
+    int64_t c0 = j + lim > 0 ? (j + lim) / VL : 0;
     switch (nk - j) {
 #define ATT_QK_CASE(n)                                                         \
-    case n: att_qk(n, k + j * D, D, qt, st + j * ATT_BQ); break;
+    case n: att_qk_from(n, c0, k + j * D, D, qt, st + j * ATT_BQ, mx); break;
         ATT_QK_CASE(1)
         ATT_QK_CASE(2)
         ATT_QK_CASE(3)
@@ -107,16 +162,17 @@ static void att_scores(const float *k, int64_t D, const float *qt, float *st,
     }
 }
 
-/* O^T = O^T alpha + V_blk^T P^T over all Dv rows, ATT_R at a time. */
+/* O^T = O^T alpha + V_blk^T P^T over all Dv rows, ATT_R at a time; lim as
+ * att_scores'. */
 static void att_values(const float *v, int64_t Dv, const float *pt, int64_t nk,
-                       const float *alpha, float *ot)
+                       int64_t lim, const float *alpha, float *ot)
 {
     int64_t x = 0;
     for (; x + ATT_R <= Dv; x += ATT_R)
-        att_pv(ATT_R, v + x, Dv, pt, nk, alpha, ot + x * ATT_BQ);
+        att_pv(ATT_R, v + x, Dv, pt, nk, lim, alpha, ot + x * ATT_BQ);
     switch (Dv - x) {
 #define ATT_PV_CASE(n)                                                         \
-    case n: att_pv(n, v + x, Dv, pt, nk, alpha, ot + x * ATT_BQ); break;
+    case n: att_pv(n, v + x, Dv, pt, nk, lim, alpha, ot + x * ATT_BQ); break;
         ATT_PV_CASE(1)
         ATT_PV_CASE(2)
         ATT_PV_CASE(3)
@@ -128,6 +184,32 @@ static void att_values(const float *v, int64_t Dv, const float *pt, int64_t nk,
     default: break;
     }
 }
+
+#if VL == 16
+/* e^x for x <= 0 (-inf gives 0, NaN stays NaN): 2^(x log2 e) as 2^f
+ * (Cephes exp2f's degree-6 polynomial, |f| <= 1/2) scaled by 2^n with
+ * vscalefps, 11 instructions where v_exp_low takes 17. Below -104 the
+ * result is 0 (scalef underflows; the exact value is under 7e-46). The
+ * rounding of x log2 e costs 2^-24 |x| relatively: 2e-6 at x = -30,
+ * where the weight is under 1e-13. */
+ATT_INL V att_exp(V x)
+{
+    V t = v_mul(v_max(v_set1(-104.0f), x), v_set1(1.44269504088896341f));
+    V n =
+        _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    V f = v_sub(t, n);
+    V p = v_set1(1.535336188319500e-4f);
+    p = v_fma(p, f, v_set1(1.339887440266574e-3f));
+    p = v_fma(p, f, v_set1(9.618437357674640e-3f));
+    p = v_fma(p, f, v_set1(5.550332471162809e-2f));
+    p = v_fma(p, f, v_set1(2.402264791363012e-1f));
+    p = v_fma(p, f, v_set1(6.931472028550421e-1f));
+    p = v_fma(p, f, v_set1(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+#else
+#define att_exp v_exp_low
+#endif
 
 /* The mask's values for key column `col` (a pointer to the block's
  * first query) across the block's nq queries, query stride sq, into
@@ -185,6 +267,7 @@ static void att_mask_max(const sm_attn_args *a, float *st, int64_t nk,
     }
     for (int64_t j = 0; j < nk; j++) {
         float *row = st + j * ATT_BQ;
+#pragma GCC unroll 8
         for (int c = 0; c < ATT_NV; c++) {
             V s = v_load(row + c * VL);
             if (a->mask_kind == SM_ATTN_MASK_FLOAT)
@@ -213,24 +296,25 @@ static void att_softmax_step(float *st, int64_t nk, const V mx[ATT_NV],
 {
     const V flo = v_set1(-3.402823466e38f);
     V mu[ATT_NV], sum[ATT_NV];
-    for (int c = 0; c < ATT_NV; c++) {
+    _Pragma("GCC unroll 8") for (int c = 0; c < ATT_NV; c++)
+    {
         V mo = v_load(m + c * VL), mn = v_max(mo, mx[c]);
         mu[c] = v_sel_lt(mn, flo, v_zero(), mn);
-        v_store(alpha + c * VL, v_exp_low(v_sub(mo, mu[c])));
+        v_store(alpha + c * VL, att_exp(v_sub(mo, mu[c])));
         v_store(m + c * VL, mn);
         sum[c] = v_zero();
     }
     for (int64_t j = 0; j < nk; j++) {
         float *row = st + j * ATT_BQ;
-        for (int c = 0; c < ATT_NV; c++) {
-            V p = v_exp_low(v_sub(v_load(row + c * VL), mu[c]));
+        _Pragma("GCC unroll 8") for (int c = 0; c < ATT_NV; c++)
+        {
+            V p = att_exp(v_sub(v_load(row + c * VL), mu[c]));
             v_store(row + c * VL, p);
             sum[c] = v_add(sum[c], p);
         }
     }
-    for (int c = 0; c < ATT_NV; c++)
-        v_store(l + c * VL,
-                v_fma(v_load(l + c * VL), v_load(alpha + c * VL), sum[c]));
+    _Pragma("GCC unroll 8") for (int c = 0; c < ATT_NV; c++) v_store(
+        l + c * VL, v_fma(v_load(l + c * VL), v_load(alpha + c * VL), sum[c]));
 }
 
 /*
@@ -280,11 +364,32 @@ static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
         int64_t cf = nk;
         if (a->causal && i0 + off + 1 - j0 < nk)
             cf = i0 + off + 1 - j0 < 0 ? 0 : i0 + off + 1 - j0;
-        att_scores(k + j0 * D, D, qt, st, nk);
-        att_mask_max(a, st, nk, nq, moff + j0 * ms[3], ms[2], ms[3], cf,
-                     j0 - off - i0, lanes, mx);
+        /* the next key block's K and V rows (16 KiB each at D = 64),
+         * which at long lengths come from L3: the hardware prefetcher
+         * does not follow the score tile's short runs down 6 rows */
+        if (j0 + BK < jend) {
+            int64_t nn = jend - j0 - BK < BK ? jend - j0 - BK : BK;
+            const char *kp = (const char *)(k + (j0 + BK) * D),
+                       *vp = (const char *)(v + (j0 + BK) * Dv);
+            for (int64_t by = 0; by < nn * D * 4; by += 64)
+                v_prefetch(kp + by);
+            for (int64_t by = 0; by < nn * Dv * 4; by += 64)
+                v_prefetch(vp + by);
+        }
+        /* a block no mask or causal test touches takes its maxima from
+         * the score tiles' registers; the others in a pass of their own */
+        int plain = a->mask_kind == SM_ATTN_MASK_NONE && cf == nk;
+        for (int c = 0; c < ATT_NV; c++)
+            mx[c] = v_set1(-__builtin_inff());
+        /* lane i sees key row j iff i >= j + lim (causal); without the
+         * causal rule every row is visible to every lane */
+        int64_t lim = a->causal ? j0 - off - i0 : -((int64_t)1 << 40);
+        att_scores(k + j0 * D, D, qt, st, nk, lim, plain ? mx : NULL);
+        if (!plain)
+            att_mask_max(a, st, nk, nq, moff + j0 * ms[3], ms[2], ms[3], cf,
+                         lim, lanes, mx);
         att_softmax_step(st, nk, mx, m, l, alpha);
-        att_values(v + j0 * Dv, Dv, st, nk, alpha, ot);
+        att_values(v + j0 * Dv, Dv, st, nk, lim, alpha, ot);
     }
 
     for (int64_t i = 0; i < nq; i++)
