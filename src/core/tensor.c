@@ -35,6 +35,9 @@ smelt_status sm_shape_numel(smelt_ctx_t *ctx, int ndim, const int64_t *dims,
     if (ndim < 0 || ndim > SMELT_MAX_DIMS)
         return sm_err(ctx, SMELT_ERR_SHAPE, "rank %d is outside 0..%d", ndim,
                       SMELT_MAX_DIMS);
+    /* The product of the nonzero dimensions must fit in int64 even when a
+     * zero makes the tensor empty: kernels and shape functions take partial
+     * products (the size of the dims before an axis) without checking. */
     int64_t n = 1;
     int zero = 0;
     for (int i = 0; i < ndim; i++) {
@@ -42,18 +45,18 @@ smelt_status sm_shape_numel(smelt_ctx_t *ctx, int ndim, const int64_t *dims,
             return sm_err(ctx, SMELT_ERR_SHAPE,
                           "dimension %d is negative (%lld)", i,
                           (long long)dims[i]);
-        if (dims[i] == 0)
+        if (dims[i] == 0) {
             zero = 1;
-    }
-    if (zero) {
-        *numel = 0;
-        return SMELT_OK;
-    }
-    for (int i = 0; i < ndim; i++) {
+            continue;
+        }
         if (n > INT64_MAX / dims[i])
             return sm_err(ctx, SMELT_ERR_LIMIT,
                           "shape's element count overflows int64");
         n *= dims[i];
+    }
+    if (zero) {
+        *numel = 0;
+        return SMELT_OK;
     }
     if (elem_size && (uint64_t)n > sm_alloc_limit() / elem_size)
         return sm_err(ctx, SMELT_ERR_LIMIT,

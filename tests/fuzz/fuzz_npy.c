@@ -21,9 +21,11 @@ static void check_tensor(const smelt_tensor_t *t)
         __builtin_trap();
     int64_t numel = 1;
     for (int a = 0; a < nd; a++) {
-        if (smelt_tensor_dim(t, a) < 0)
+        /* the library refuses shapes whose nonzero dims overflow int64,
+         * even empty ones, so no partial product may overflow */
+        if (smelt_tensor_dim(t, a) < 0 ||
+            __builtin_mul_overflow(numel, smelt_tensor_dim(t, a), &numel))
             __builtin_trap();
-        numel *= smelt_tensor_dim(t, a);
     }
     if (numel != smelt_tensor_numel(t))
         __builtin_trap();

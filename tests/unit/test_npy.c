@@ -144,6 +144,13 @@ static void test_malformed(void **state)
                  "'shape': (4611686018427387904, 4), }",
                  v, 16);
     expect_error(buf, n, SMELT_ERR_LIMIT, "overflow");
+    /* empty (a zero dim) but the other dims' product overflows: refused,
+     * since kernels take partial products of dims (fuzz_npy's finding) */
+    n = make_npy(buf,
+                 "{'descr': '<f8', 'fortran_order': False, "
+                 "'shape': (2444443, 4444444444444, 0), }",
+                 v, 0);
+    expect_error(buf, n, SMELT_ERR_LIMIT, "overflow");
     n = make_npy(buf,
                  "{'descr': '<f4', 'fortran_order': False, "
                  "'shape': (99999999999999999999,), }",
