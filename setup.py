@@ -17,7 +17,8 @@ class CMakeBuild(build_ext):
     where setuptools expects the extension."""
 
     def build_extension(self, ext):
-        build = os.path.join(os.path.abspath(self.build_temp), "cmake")
+        # its own CMake tree beside build/ and build-asan/ (ignored by git)
+        build = os.path.join(ROOT, "build-pip")
         subprocess.check_call([
             "cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
             "-DSMELT_BUILD_TESTS=OFF", "-DPython3_EXECUTABLE=" + sys.executable])

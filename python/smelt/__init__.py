@@ -223,7 +223,11 @@ def _script_function(f, dims):
     blank lines, so that diagnostics give the Python file's line; the
     column is shifted back by the indentation taken off."""
     filename = inspect.getsourcefile(f) or "<script>"
-    lines, first = inspect.getsourcelines(f)
+    try:
+        lines, first = inspect.getsourcelines(f)
+    except (OSError, TypeError) as e:
+        raise TypeError("smelt.script: the source of %s is not available "
+                        "(%s); pass the source as a string" % (f.__name__, e))
     indent = len(lines[0]) - len(lines[0].lstrip())
     body = textwrap.dedent("".join(lines)).split("\n")
     i = 0

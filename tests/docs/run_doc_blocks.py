@@ -15,7 +15,10 @@ the whole suite, or needs ONNX Runtime) is preceded by the line
 
     <!-- doc-test: skip REASON -->
 
-and the reason is printed. A block whose fence names a file (```python file=model.py) is
+and the reason is printed. A ```python block is written to a file and
+run under this interpreter with PYTHONPATH=BUILD_DIR/python (the smelt package of the build, as
+docs/PYTHON.md's examples import it), in the same folder; it is skipped
+when that build has no Python package. A block whose fence names a file (```python file=model.py) is
 written to that file in the scratch folder, for the blocks after it to
 use, as a reader would save it. Other blocks (```c, ```text, plain) are
 not run. Prints one line per block and "N passed, N failed, N skipped".
@@ -99,15 +102,27 @@ def main(argv):
                     with open(os.path.join(work, name), "w") as f:
                         f.write(text)
                     continue
-                if kind != "sh":
+                if kind not in ("sh", "python"):
                     continue
                 where = "%s:%d" % (rel, line)
+                pkg = os.path.join(build, "python", "smelt")
+                if not skip and kind == "python" and not os.path.isdir(pkg):
+                    skip = "the Python package is not built here"
                 if skip:
                     print("skip %s: %s" % (where, skip))
                     skipped += 1
                     continue
                 try:
-                    r = subprocess.run(["sh", "-e", "-c", text], cwd=work,
+                    cmd, env = ["sh", "-e", "-c", text], None
+                    if kind == "python":
+                        # from a file, so that inspect finds the source
+                        script = os.path.join(work, "doc_block_%d.py" % line)
+                        with open(script, "w") as f:
+                            f.write(text)
+                        cmd = [sys.executable, script]
+                        env = dict(os.environ,
+                                   PYTHONPATH=os.path.join(build, "python"))
+                    r = subprocess.run(cmd, cwd=work, env=env,
                                        stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT,
                                        timeout=TIMEOUT)
