@@ -8,6 +8,7 @@ tables and SVG. See docs/PYTHON.md.
 """
 import inspect
 import io
+import math
 import os
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from . import _smelt
 from ._smelt import Error, Session
 
 __all__ = ["Error", "Model", "Plan", "Session", "Tensor", "load", "script",
-           "from_torch", "check", "grad", "quantize", "passes"]
+           "from_torch", "check", "grad", "quantize", "train", "passes"]
 __version__ = _smelt.__version__
 
 
@@ -349,3 +350,110 @@ def quantize(model, per_channel=False, conv=False, exclude=None, only=None):
     """smelt quantize: a dynamically int8-quantized copy (Model.quantize)."""
     return model.quantize(per_channel=per_channel, conv=conv,
                           exclude=exclude, only=only)
+
+
+_OPTIMIZERS = {"sgd": 0, "adam": 1, "adamw": 2}
+
+
+def _lr_at(step, total, lr, warmup, cosine):
+    """The learning rate of 0-based step `step`, as smelt train sets it:
+    a linear warm-up over `warmup` steps, then constant or a cosine decay
+    to 0 at the end of the run."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    if not cosine or total <= warmup:
+        return lr
+    return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup)
+                                    / (total - warmup)))
+
+
+def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
+          momentum=0.0, nesterov=False, weight_decay=None, beta1=0.9,
+          beta2=0.999, eps=1e-8, clip_norm=0.0, warmup=0,
+          schedule="constant", epochs=1, batch_size=32, seed=0,
+          shuffle=True, freeze=None, threads=1, cast=False):
+    """smelt train from Python: appends the loss (mse, cross_entropy or
+    bce_with_logits) to the model's first output, differentiates it, adds
+    the optimizer's update (sgd, adam or adamw; torch.optim's formulas),
+    compiles the whole step once for `batch_size` samples and runs it on
+    every full batch of each epoch (order shuffled with numpy's
+    default_rng(seed), a last partial batch dropped). The graph building
+    and every step run in the C library; this loop only feeds batches and
+    carries the weights and optimizer state from one step to the next.
+
+    inputs: an array (or a list, one per model input) of samples along
+    dim 0; target: one per sample. Returns (a trained copy of the model,
+    the loss of every step)."""
+    import fnmatch
+
+    import numpy as np
+
+    if schedule not in ("constant", "cosine"):
+        raise ValueError("schedule: 'constant' or 'cosine', not %r"
+                         % (schedule,))
+    if optimizer not in _OPTIMIZERS:
+        raise ValueError("optimizer: sgd, adam or adamw, not %r"
+                         % (optimizer,))
+    xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    xs = [np.asarray(x) for x in xs]
+    y = np.asarray(target)
+    n = len(y)
+    if any(len(x) != n for x in xs):
+        raise ValueError("inputs and target hold different sample counts")
+    if batch_size < 1 or n < batch_size:
+        raise ValueError("batch_size %d: the data holds %d samples"
+                         % (batch_size, n))
+    pats = [p for p in (_names(freeze) or "").split(",") if p]
+    names = [nm for nm, dt in model.initializers
+             if dt in ("f32", "f64")
+             and not any(fnmatch.fnmatchcase(nm, p) for p in pats)]
+    if not names:
+        raise Error("train: no floating-point initializer to train")
+    dims = {}
+    for name, _, shape in model.inputs:
+        if shape and isinstance(shape[0], str):
+            dims[shape[0]] = batch_size
+    bound = model.bind_dims(dims) if dims else model.clone()
+    wd = -1.0 if weight_decay is None else float(weight_decay)
+    step_g = bound._add_loss(loss).grad(
+        wrt=names, params_as_inputs=True)._add_optimizer(
+        _OPTIMIZERS[optimizer], momentum, nesterov, wd, beta1, beta2, eps,
+        clip_norm)
+    roles = step_g._optim_roles()
+    plan = step_g.compile(threads=threads)
+    sess = plan.session()
+    n_in = len(step_g.inputs)
+    feed = [None] * n_in
+    for i, (pin, _, states) in enumerate(roles["params"]):
+        feed[pin] = model.get_initializer(names[i])
+        for sin, _ in states:
+            feed[sin] = np.zeros_like(feed[pin])
+    rng = np.random.default_rng(seed)
+    per_epoch = n // batch_size
+    total = per_epoch * epochs
+    losses = []
+    for epoch in range(epochs):
+        order = rng.permutation(n) if shuffle else np.arange(n)
+        for b in range(per_epoch):
+            idx = order[b * batch_size:(b + 1) * batch_size]
+            for i, x in enumerate(xs):
+                feed[i] = x[idx]
+            feed[len(xs)] = y[idx]
+            k = len(losses)
+            feed[roles["lr"]] = np.array(
+                _lr_at(k, total, lr, warmup, schedule == "cosine"),
+                np.float64)
+            feed[roles["step"]] = np.array(k + 1, np.float64)
+            outs = sess(*feed, cast=cast)
+            value = float(outs[0])
+            if not math.isfinite(value):
+                raise Error("train: the loss is %s at step %d" % (value, k + 1))
+            losses.append(value)
+            for pin, pout, states in roles["params"]:
+                feed[pin] = outs[pout]
+                for sin, sout in states:
+                    feed[sin] = outs[sout]
+    trained = model.clone()
+    for i, (pin, _, _) in enumerate(roles["params"]):
+        trained.set_initializer(names[i], feed[pin])
+    return trained, losses

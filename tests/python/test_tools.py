@@ -70,3 +70,81 @@ def test_quantize_keeps_outputs_close(examples):
     assert np.abs(q(x) - m(x)).max() < 0.05
     with pytest.raises(smelt.Error):
         m.grad(loss="no_such_value")
+
+
+def torch_and_smelt_train(optimizer, loss, seed, **kw):
+    """Trains a small MLP with torch.optim and with smelt.train from the
+    same weights on the same batches (no shuffling) and returns both
+    models' predictions on fresh inputs."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(seed)
+    classes = 3 if loss == "cross_entropy" else 2
+    net = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(),
+                              torch.nn.Linear(7, classes))
+    m = smelt.from_torch(net, torch.randn(4, 5), input_names=["x"],
+                         dynamic_axes={"x": {0: "batch"}})
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((24, 5)).astype(np.float32)
+    if loss == "cross_entropy":
+        y = rng.integers(0, classes, 24).astype(np.int64)
+        crit = torch.nn.CrossEntropyLoss()
+    else:
+        y = rng.standard_normal((24, classes)).astype(np.float32)
+        crit = torch.nn.MSELoss()
+    lr = 0.05
+    trained, losses = smelt.train(m, x, y, loss=loss, optimizer=optimizer,
+                                  lr=lr, epochs=2, batch_size=6,
+                                  shuffle=False, **kw)
+    opt_kw = {k: v for k, v in kw.items() if k in ("momentum", "nesterov",
+                                                   "weight_decay")}
+    cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
+           "adamw": torch.optim.AdamW}[optimizer]
+    opt = cls(net.parameters(), lr=lr, **opt_kw)
+    want = []
+    for _ in range(2):
+        for b in range(4):
+            xb = torch.from_numpy(x[b * 6:(b + 1) * 6])
+            yb = torch.from_numpy(y[b * 6:(b + 1) * 6])
+            opt.zero_grad()
+            out = crit(net(xb), yb)
+            out.backward()
+            opt.step()
+            want.append(float(out))
+    np.testing.assert_allclose(losses, want, rtol=1e-4, atol=1e-5)
+    probe = rng.standard_normal((9, 5)).astype(np.float32)
+    with torch.no_grad():
+        ref = net(torch.from_numpy(probe)).numpy()
+    return trained(probe), ref, m(probe)
+
+
+@pytest.mark.parametrize("optimizer,loss,kw", [
+    ("sgd", "mse", {}),
+    ("sgd", "mse", {"momentum": 0.9, "nesterov": True}),
+    ("adam", "cross_entropy", {}),
+    ("adamw", "mse", {"weight_decay": 0.1}),
+])
+def test_train_matches_torch_optim(optimizer, loss, kw):
+    got, want, before = torch_and_smelt_train(optimizer, loss, 5, **kw)
+    assert np.abs(got - want).max() < 1e-4
+    assert np.abs(before - want).max() > 1e-3  # the weights did change
+
+
+def test_train_bad_arguments(examples):
+    m = mlp(examples)
+    x = np.ones((8, 16), np.float32)
+    y = np.ones((8, 4), np.float32)
+    with pytest.raises(ValueError):
+        smelt.train(m, x, y[:5])
+    with pytest.raises(ValueError):
+        smelt.train(m, x, y, batch_size=9)
+    with pytest.raises(ValueError):
+        smelt.train(m, x, y, optimizer="lbfgs")
+    with pytest.raises(smelt.Error):
+        smelt.train(m, x, y, loss="hinge", batch_size=4)
+    with pytest.raises(smelt.Error):
+        smelt.train(m, x, y, freeze="*", batch_size=4)
+    with pytest.raises(TypeError):
+        smelt.train(m, x.astype(np.float64), y, batch_size=4)
+    trained, losses = smelt.train(m, x.astype(np.float64), y, batch_size=4,
+                                  cast=True, lr=0.1, epochs=3)
+    assert len(losses) == 6 and losses[-1] < losses[0]
