@@ -80,5 +80,20 @@ int smx_collect(PyObject *args, PyObject *named, PyObject *in_names,
 
 /* model.c */
 PyObject *smx_model_new(smelt_graph_t *g);
+/* dims given as {"batch": 1} or "batch=1" into a string (*out, owned by
+ * the new reference *keep); None: NULL. */
+int smx_dims_string(PyObject *dims, PyObject **keep, const char **out);
+
+/* transform.c: Model methods that make graphs or move weights */
+PyObject *smx_grad(smx_model *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_quantize(smx_model *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_add_loss(smx_model *self, PyObject *args);
+PyObject *smx_add_optimizer(smx_model *self, PyObject *args);
+PyObject *smx_optim_roles(smx_model *self, PyObject *unused);
+PyObject *smx_initializers(smx_model *self, void *unused);
+PyObject *smx_get_initializer(smx_model *self, PyObject *args);
+PyObject *smx_set_initializer(smx_model *self, PyObject *args,
+                              PyObject *kwargs);
+PyObject *smx_bind_dims(smx_model *self, PyObject *args);
 
 #endif
