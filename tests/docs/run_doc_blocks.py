@@ -18,7 +18,7 @@ the whole suite, or needs ONNX Runtime) is preceded by the line
 and the reason is printed. A ```python block is written to a file and
 run under this interpreter with PYTHONPATH=BUILD_DIR/python (the smelt package of the build, as
 docs/PYTHON.md's examples import it), in the same folder; it is skipped
-when that build has no Python package. A block whose fence names a file (```python file=model.py) is
+when that build has no Python package or is a sanitizer build. A block whose fence names a file (```python file=model.py) is
 written to that file in the scratch folder, for the blocks after it to
 use, as a reader would save it. Other blocks (```c, ```text, plain) are
 not run. Prints one line per block and "N passed, N failed, N skipped".
@@ -79,6 +79,21 @@ def scratch(src, build):
     return d
 
 
+def python_skip(build):
+    """Why ```python blocks cannot run against this build, or None: no
+    Python package, or a sanitizer build's (its module needs libasan
+    preloaded into python3; its own tests, python.*, do that)."""
+    if not os.path.isdir(os.path.join(build, "python", "smelt")):
+        return "the Python package is not built here"
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            if "SMELT_SANITIZE:BOOL=ON" in f.read():
+                return "a sanitizer build's package needs libasan preloaded"
+    except OSError:
+        pass
+    return None
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -105,9 +120,8 @@ def main(argv):
                 if kind not in ("sh", "python"):
                     continue
                 where = "%s:%d" % (rel, line)
-                pkg = os.path.join(build, "python", "smelt")
-                if not skip and kind == "python" and not os.path.isdir(pkg):
-                    skip = "the Python package is not built here"
+                if not skip and kind == "python":
+                    skip = python_skip(build)
                 if skip:
                     print("skip %s: %s" % (where, skip))
                     skipped += 1

@@ -148,6 +148,8 @@ def rss_kib():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+@pytest.mark.skipif(os.environ.get("SMELT_SANITIZE") == "1",
+                    reason="ASan's quarantine holds freed memory: RSS grows")
 def test_memory_stays_flat_over_10000_calls(examples):
     m = mlp(examples)
     x = np.random.default_rng(9).standard_normal((4, 16)).astype(np.float32)

@@ -185,12 +185,78 @@ static void test_cancel_stops_runs(void **state)
     smelt_ctx_free(ctx);
 }
 
+/* A binding frees a graph while graphs made from it live on (a Model
+ * optimized on a copy, a gradient graph): the copies must not point into
+ * the source, symbolic dimension names included. Each derived graph is
+ * printed, compiled and run after its source is freed (ASan sees any
+ * read of freed memory). */
+static void test_derived_graphs_outlive_their_source(void **state)
+{
+    (void)state;
+    const char *text = "graph g(%x: f32[batch,seq,3]) {\n"
+                       "  %w: f32[3,2] = const [1, 2, 3, 4, 5, 6]\n"
+                       "  %h: f32[batch,seq,2] = MatMul(%x, %w)\n"
+                       "  %y: f32[batch,seq,2] = Tanh(%h)\n"
+                       "  return %y\n"
+                       "}\n";
+    for (int kind = 0; kind < 3; kind++) {
+        smelt_ctx_t *ctx = smelt_ctx_init();
+        smelt_graph_t *g = parse(ctx, text), *d = NULL;
+        smelt_status st;
+        if (kind == 0) {
+            st = smelt_graph_clone(ctx, g, &d);
+        } else if (kind == 1) {
+            smelt_grad_options o;
+            smelt_grad_options_default(&o);
+            st = smelt_graph_grad(ctx, g, &o, &d);
+        } else {
+            st = smelt_graph_add_loss(ctx, g, "mse", &d);
+        }
+        if (st != SMELT_OK)
+            fail_msg("kind %d: %s", kind, smelt_ctx_error(ctx));
+        smelt_graph_free(g);
+        char *s = NULL;
+        assert_int_equal(smelt_graph_print(ctx, d, &s), SMELT_OK);
+        assert_non_null(strstr(s, "batch"));
+        smelt_string_free(s);
+        smelt_plan_options o;
+        smelt_plan_options_default(&o);
+        o.dims = "batch=2,seq=5";
+        smelt_plan_t *p = NULL;
+        if (smelt_plan_compile(ctx, d, &o, &p) != SMELT_OK)
+            fail_msg("kind %d: compile: %s", kind, smelt_ctx_error(ctx));
+        int n_in = smelt_plan_num_inputs(p), n_out = smelt_plan_num_outputs(p);
+        smelt_tensor_t *in[4] = {0}, *out[8] = {0};
+        assert_true(n_in <= 4 && n_out <= 8);
+        for (int i = 0; i < n_in; i++) {
+            int64_t dims[SMELT_MAX_DIMS];
+            int nd = smelt_plan_input_ndim(p, i);
+            for (int k = 0; k < nd; k++)
+                dims[k] = smelt_plan_input_dim(p, i, k);
+            assert_int_equal(smelt_tensor_init(ctx,
+                                               smelt_plan_input_dtype(p, i), nd,
+                                               dims, &in[i]),
+                             SMELT_OK);
+        }
+        if (smelt_plan_run(ctx, p, in, n_in, out, n_out) != SMELT_OK)
+            fail_msg("kind %d: run: %s", kind, smelt_ctx_error(ctx));
+        for (int i = 0; i < n_in; i++)
+            smelt_tensor_free(in[i]);
+        for (int i = 0; i < n_out; i++)
+            smelt_tensor_free(out[i]);
+        smelt_plan_free(p);
+        smelt_graph_free(d);
+        smelt_ctx_free(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wrap_checks_and_borrows),
         cmocka_unit_test(test_wrapped_inputs_run),
         cmocka_unit_test(test_cancel_stops_runs),
+        cmocka_unit_test(test_derived_graphs_outlive_their_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
