@@ -316,9 +316,18 @@ def check(model, *inputs, level=3, atol=1e-4, rtol=1e-3, cast=False,
     smelt.Error when an output differs by more than atol + rtol*|ref|."""
     import numpy as np
 
-    plan = model.compile(level=level, inputs=list(inputs))
-    got = plan(*inputs, cast=cast, **named)
-    ref = model.run_reference(*inputs, cast=cast, **named)
+    names = [n for n, _, _ in model.inputs]
+    unknown = set(named) - set(names[len(inputs):])
+    if unknown:
+        raise TypeError("check: no input (or one given twice) named %s"
+                        % ", ".join(sorted(unknown)))
+    try:
+        arrays = list(inputs) + [named[n] for n in names[len(inputs):]]
+    except KeyError as e:
+        raise TypeError("check: input %s is missing" % e) from None
+    plan = model.compile(level=level, inputs=arrays)
+    got = plan(*arrays, cast=cast)
+    ref = model.run_reference(*arrays, cast=cast)
     if not isinstance(got, tuple):
         got = (got,)
     rows, bad = [], []

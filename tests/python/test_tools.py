@@ -18,6 +18,20 @@ def test_check_passes_and_reports(examples):
     rows = smelt.check(m, x)
     assert len(rows) == 1 and rows[0]["ok"]
     assert rows[0]["max_abs_err"] <= 1e-5
+    assert smelt.check(m, x=x, level=1)[0]["ok"]
+    with pytest.raises(TypeError, match="missing"):
+        smelt.check(m)
+    with pytest.raises(TypeError, match="named y"):
+        smelt.check(m, x, y=x)
+
+
+def test_check_failure_path(examples):
+    # a tolerance no output can meet (a negative rtol: softmax outputs
+    # are positive) takes the failure path: smelt.Error naming the output
+    m = mlp(examples)
+    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
+    with pytest.raises(smelt.Error, match="differs from the reference on probs"):
+        smelt.check(m, x, atol=0.0, rtol=-1.0)
 
 
 def test_profile_rows(examples):
