@@ -212,3 +212,69 @@ def test_compile_plan_and_session(examples):
     assert "step" in p.text() or p.text()
     with pytest.raises(smelt.Error):
         m.compile(dims="batch=-3")
+
+
+DTYPES_IR = """graph casts(%a: f64[n], %b: i64[n], %c: bool[n], %d: f16[n], %e: u8[n]) {
+  %a32: f32[n] = Cast(%a) {to = 1}
+  %b32: f32[n] = Cast(%b) {to = 1}
+  %c32: f32[n] = Cast(%c) {to = 1}
+  %d32: f32[n] = Cast(%d) {to = 1}
+  %e32: f32[n] = Cast(%e) {to = 1}
+  %s1: f32[n] = Add(%a32, %b32)
+  %s2: f32[n] = Add(%s1, %c32)
+  %s3: f32[n] = Add(%s2, %d32)
+  %sum: f32[n] = Add(%s3, %e32)
+  %neg: bool[n] = Not(%c)
+  %b2: i64[n] = Mul(%b, %b)
+  return %sum, %neg, %b2
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 6, 33])
+def test_every_numpy_dtype_in_and_out(n):
+    m = smelt.load(DTYPES_IR.encode())
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n)
+    b = rng.integers(-50, 50, n)
+    c = rng.integers(0, 2, n).astype(bool)
+    d = rng.standard_normal(n).astype(np.float16)
+    e = rng.integers(0, 255, n).astype(np.uint8)
+    s, neg, b2 = m(a, b, c, d, e)
+    assert (s.dtype, neg.dtype, b2.dtype) == (np.float32, np.bool_, np.int64)
+    want = (a.astype(np.float32) + b.astype(np.float32) + c.astype(np.float32)
+            + d.astype(np.float32) + e.astype(np.float32))
+    np.testing.assert_allclose(s, want, rtol=1e-6, atol=1e-5)
+    assert np.array_equal(neg, ~c) and np.array_equal(b2, b * b)
+    with pytest.raises(TypeError, match="'b': expected dtype i64, given i32"):
+        m(a, b.astype(np.int32), c, d, e)
+    np.testing.assert_allclose(m(a, b.astype(np.int32), c, d, e, cast=True)[0],
+                               s)
+
+
+def test_no_reference_leaks(examples):
+    import gc
+    import sys
+
+    m = mlp(examples)
+    x = np.ones((2, 16), np.float32)
+    plan = m.compile(dims={"batch": 2})
+    s = plan.session()
+    before = (sys.getrefcount(x), sys.getrefcount(m), sys.getrefcount(plan))
+    for _ in range(100):
+        m(x)
+        plan(x)
+        s(x)
+        m.run({"x": x})
+        try:
+            m(x.astype(np.float64))
+        except TypeError:
+            pass
+    gc.collect()
+    assert (sys.getrefcount(x), sys.getrefcount(m),
+            sys.getrefcount(plan)) == before
+    # an output's memory is held only by its array (through a capsule)
+    y = m(x)
+    base = y.base
+    assert type(base).__name__ == "PyCapsule"
+    assert sys.getrefcount(base) == 3  # y.base, `base`, the argument

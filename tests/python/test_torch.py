@@ -114,3 +114,29 @@ def test_several_inputs_and_outputs_by_name():
     np.testing.assert_allclose(p, 2.0)
     d = m.run({"a": a, "b": b})
     assert sorted(d) == ["prod", "sum"]
+
+
+class TinyGPT(torch.nn.Module):
+    """Token and position embeddings, two GPT blocks, a head: int64
+    tokens in."""
+
+    def __init__(self, vocab=50, d=48, seq=16):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Parameter(torch.randn(1, seq, d) * 0.1)
+        self.blocks = torch.nn.Sequential(GPTBlock(d, 4, seq),
+                                          GPTBlock(d, 4, seq))
+        self.ln = torch.nn.LayerNorm(d)
+        self.head = torch.nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos[:, :idx.shape[1]]
+        return self.head(self.ln(self.blocks(x)))
+
+
+def test_tiny_gpt_on_int64_tokens():
+    torch.manual_seed(6)
+    net = TinyGPT()
+    idx = torch.randint(0, 50, (2, 16))
+    m = compare(net, idx, more=[(torch.randint(0, 50, (2, 16)),)])
+    assert m.inputs[0][:2] == ("idx", "i64")
