@@ -93,3 +93,27 @@ def top_level_bad(x: Tensor) -> Tensor:
     y = x
     z = {1: 2}[1]
     return y + z
+
+
+def test_script_file_by_path_and_function(tmp_path):
+    src = ("SCALE = 3.0\n\n"
+           "def helper(x: Tensor) -> Tensor:\n"
+           "    return x * SCALE\n\n"
+           "def main(x: Tensor, k: int) -> Tensor:\n"
+           "    y = helper(x)\n"
+           "    while k > 0:\n"
+           "        y = y - 1.0\n"
+           "        k = k - 1\n"
+           "    return y\n")
+    path = tmp_path / "model.py"
+    path.write_text(src)
+    x = np.arange(4, dtype=np.float32)
+    for k in [0, 1, 5]:
+        got = smelt.load(str(path), fn="main")(x, k)
+        np.testing.assert_allclose(got, x * 3.0 - k)
+    np.testing.assert_allclose(smelt.load(str(path), fn="helper")(x), x * 3.0)
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x):\n    return x +\n")
+    with pytest.raises(smelt.Error) as e:
+        smelt.load(str(bad))
+    assert e.value.file == str(bad) and e.value.line == 2
