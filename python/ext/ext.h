@@ -19,11 +19,18 @@
 #include "smelt.h"
 
 /* A graph: what load, from_torch and script give. The plan of its last
- * call is kept (`plan`) and compiled again when input shapes change. */
+ * call is kept (`plan`) and compiled again when input shapes change.
+ * `readers` counts the calls that read g with the GIL released
+ * (compiling, the reference interpreter); while it is not 0, what would
+ * free or rewrite g (optimize, set_initializer) is refused. */
 typedef struct smx_model {
     PyObject_HEAD smelt_graph_t *g;
     PyObject *plan; /* smx_plan or NULL */
+    int readers;
 } smx_model;
+
+/* A RuntimeError when another thread reads m's graph; else 0. */
+int smx_model_check_unused(const smx_model *m, const char *what);
 
 /* A compiled plan, immutable; input and output names kept as tuples. */
 typedef struct smx_plan {
@@ -67,6 +74,16 @@ PyObject *smx_from_tensor(smelt_tensor_t *t);
 void smx_array_str(PyArrayObject *a, char *buf, size_t size);
 
 /* plan.c */
+/* Ctrl-C during a run: between smx_poll_begin and smx_poll_end (GIL
+ * released between them), a run on ctx made on the main thread polls
+ * Python's signal handlers; smx_poll_end gives -1 with the handler's
+ * exception (KeyboardInterrupt) set when one raised, else 0. */
+typedef struct smx_poll {
+    double last_ms;
+    int raised;
+} smx_poll;
+void smx_poll_begin(smelt_ctx_t *ctx, smx_poll *ps);
+int smx_poll_end(smelt_ctx_t *ctx, smx_poll *ps, smelt_status st);
 PyObject *smx_plan_new(smelt_plan_t *p, const smelt_graph_t *g);
 /* Runs plan (on session s, or the plan's own when NULL) with arrays
  * already converted; returns the outputs as one array, a tuple, or a

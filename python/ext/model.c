@@ -22,6 +22,17 @@ PyObject *smx_model_new(smelt_graph_t *g)
     return (PyObject *)self;
 }
 
+int smx_model_check_unused(const smx_model *m, const char *what)
+{
+    if (!m->readers)
+        return 0;
+    PyErr_Format(PyExc_RuntimeError,
+                 "%s: another thread is compiling or running this model's "
+                 "graph; wait for it, or work on m.clone()",
+                 what);
+    return -1;
+}
+
 static void model_dealloc(smx_model *self)
 {
     smelt_graph_free(self->g);
@@ -120,9 +131,11 @@ static PyObject *plan_for(smx_model *self, PyArrayObject **arrs, int n)
     o.n_inputs = n;
     smelt_plan_t *p = NULL;
     smelt_status st;
+    self->readers++;
     Py_BEGIN_ALLOW_THREADS;
     st = smelt_plan_compile(ctx, self->g, &o, &p);
     Py_END_ALLOW_THREADS;
+    self->readers--;
     if (st != SMELT_OK) {
         smx_raise(ctx, st);
         goto done;
@@ -225,9 +238,15 @@ static PyObject *model_run_reference(smx_model *self, PyObject *args,
         if (!(in[i] = smx_wrap(ctx, arrs[i])))
             goto done;
     smelt_status st;
+    smx_poll ps;
+    smx_poll_begin(ctx, &ps);
+    self->readers++;
     Py_BEGIN_ALLOW_THREADS;
     st = smelt_graph_run_reference(ctx, self->g, in, n, out, n_out);
     Py_END_ALLOW_THREADS;
+    self->readers--;
+    if (smx_poll_end(ctx, &ps, st) < 0)
+        goto done;
     if (st != SMELT_OK) {
         smx_raise(ctx, st);
         goto done;
@@ -361,9 +380,11 @@ static PyObject *model_compile(smx_model *self, PyObject *args,
     o.memory_budget = budget;
     smelt_plan_t *p = NULL;
     smelt_status st;
+    self->readers++;
     Py_BEGIN_ALLOW_THREADS;
     st = smelt_plan_compile(ctx, self->g, &o, &p);
     Py_END_ALLOW_THREADS;
+    self->readers--;
     r = st == SMELT_OK ? smx_plan_new(p, self->g) : smx_raise(ctx, st);
 done:
     for (Py_ssize_t i = 0; i < n_in; i++) {
@@ -409,14 +430,15 @@ static PyObject *model_optimize(smx_model *self, PyObject *args,
     }
     if (st == SMELT_OK)
         st = smelt_opt_report_print(ctx, rep, 0, &text);
-    if (st == SMELT_OK) {
+    if (st != SMELT_OK) {
+        smx_raise(ctx, st);
+    } else if (smx_model_check_unused(self, "optimize") == 0) {
+        /* no thread reads the old graph now (checked with the GIL held) */
         r = PyUnicode_FromString(text);
         smelt_graph_free(self->g);
         self->g = copy;
         copy = NULL;
         Py_CLEAR(self->plan);
-    } else {
-        smx_raise(ctx, st);
     }
     smelt_graph_free(copy);
     smelt_opt_report_free(rep);

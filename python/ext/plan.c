@@ -108,15 +108,6 @@ static int check_shape(const smelt_plan_t *p, int i, const char *name,
 
 static unsigned long main_thread;
 
-/* The run's cancellation hook (smelt_ctx_set_cancel), on the main thread
- * only: at most every 20 ms it takes the GIL and lets Python run its
- * signal handlers; a handler that raised (Ctrl-C: KeyboardInterrupt)
- * stops the run, and the exception stays set for the caller. */
-typedef struct poll_state {
-    double last_ms;
-    int raised;
-} poll_state;
-
 static double mono_ms(void)
 {
     struct timespec ts;
@@ -124,9 +115,13 @@ static double mono_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The run's cancellation hook (smelt_ctx_set_cancel), on the main thread
+ * only: at most every 20 ms it takes the GIL and lets Python run its
+ * signal handlers; a handler that raised (Ctrl-C: KeyboardInterrupt)
+ * stops the run, and the exception stays set for the caller. */
 static int poll_signals(void *user)
 {
-    poll_state *ps = user;
+    smx_poll *ps = user;
     double now = mono_ms();
     if (now - ps->last_ms < 20)
         return 0;
@@ -136,6 +131,25 @@ static int poll_signals(void *user)
         ps->raised = 1;
     PyGILState_Release(g);
     return ps->raised;
+}
+
+void smx_poll_begin(smelt_ctx_t *ctx, smx_poll *ps)
+{
+    ps->last_ms = mono_ms();
+    ps->raised = 0;
+    if (PyThread_get_thread_ident() == main_thread)
+        smelt_ctx_set_cancel(ctx, poll_signals, ps);
+}
+
+int smx_poll_end(smelt_ctx_t *ctx, smx_poll *ps, smelt_status st)
+{
+    smelt_ctx_set_cancel(ctx, NULL, NULL);
+    if (ps->raised || (st == SMELT_OK && PyErr_CheckSignals() < 0)) {
+        if (!PyErr_Occurred())
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+        return -1;
+    }
+    return 0;
 }
 
 PyObject *smx_plan_exec(smx_plan *plan, smelt_session_t *s,
@@ -169,19 +183,15 @@ PyObject *smx_plan_exec(smx_plan *plan, smelt_session_t *s,
         if (!in[i])
             goto done;
     }
-    poll_state ps = {mono_ms(), 0};
-    if (PyThread_get_thread_ident() == main_thread)
-        smelt_ctx_set_cancel(ctx, poll_signals, &ps);
+    smx_poll ps;
+    smx_poll_begin(ctx, &ps);
     smelt_status st;
     Py_BEGIN_ALLOW_THREADS;
     st = s ? smelt_session_run(ctx, s, in, n_in, out, n_out)
            : smelt_plan_run(ctx, plan->p, in, n_in, out, n_out);
     Py_END_ALLOW_THREADS;
-    if (ps.raised || (st == SMELT_OK && PyErr_CheckSignals() < 0)) {
-        if (!PyErr_Occurred())
-            PyErr_SetNone(PyExc_KeyboardInterrupt);
+    if (smx_poll_end(ctx, &ps, st) < 0)
         goto done;
-    }
     if (st != SMELT_OK) {
         smx_raise(ctx, st);
         goto done;

@@ -245,6 +245,8 @@ PyObject *smx_set_initializer(smx_model *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|p", kw, &name, &value,
                                      &cast))
         return NULL;
+    if (smx_model_check_unused(self, "set_initializer") < 0)
+        return NULL;
     smelt_dtype want = SMELT_DTYPE_UNDEFINED;
     for (int i = 0; i < smelt_graph_num_initializers(self->g); i++)
         if (strcmp(smelt_graph_initializer_name(self->g, i), name) == 0)

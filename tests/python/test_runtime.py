@@ -101,13 +101,14 @@ def test_gil_is_released_while_running():
 def test_ctrl_c_interrupts_a_long_run():
     m = smelt.script(SPIN)
     x = np.zeros(4, np.float32)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            m(x, 10 ** 12)
-    finally:
-        timer.cancel()
+    for run in [m, m.compile(), m.compile().session(), m.run_reference]:
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                run(x, 10 ** 12)
+        finally:
+            timer.cancel()
     # the model runs on afterwards
     np.testing.assert_allclose(m(x, 3), np.full(4, 1.75, np.float32))
 
@@ -179,3 +180,31 @@ def test_memory_stays_flat_over_10000_calls(examples):
     # 10,000 leaked outputs of 64 bytes alone would be 640 KiB plus
     # allocator overhead; a leak of any tensor or ctx per call shows
     assert grown < 2048, "RSS grew by %d KiB over 10,000 calls" % grown
+
+
+def test_graph_is_not_rewritten_while_another_thread_reads_it():
+    # run_reference reads the model's graph with the GIL released; while
+    # it does, optimize and set_initializer (which free or rewrite that
+    # graph) are refused instead of pulling it from under the reader
+    m = smelt.script(SPIN)
+    started = threading.Event()
+    out = []
+
+    def work():
+        started.set()
+        out.append(m.run_reference(np.zeros(4, np.float32), 100000)[0])
+
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    refused = []
+    while t.is_alive():
+        try:
+            m.optimize(level=1)
+        except RuntimeError as e:
+            refused.append(str(e))
+    t.join()
+    np.testing.assert_allclose(out[0], np.full(4, 2.0, np.float32))
+    assert all("another thread" in r for r in refused)
+    m.optimize(level=1)  # free again afterwards
+    np.testing.assert_allclose(m(np.zeros(4, np.float32), 3), 1.75)
