@@ -380,7 +380,8 @@ def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
           momentum=0.0, nesterov=False, weight_decay=None, beta1=0.9,
           beta2=0.999, eps=1e-8, clip_norm=0.0, warmup=0,
           schedule="constant", epochs=1, batch_size=32, seed=0,
-          shuffle=True, freeze=None, threads=1, cast=False):
+          shuffle=True, freeze=None, threads=1, cast=False,
+          val_fraction=0.0):
     """smelt train from Python: appends the loss (mse, cross_entropy or
     bce_with_logits) to the model's first output, differentiates it, adds
     the optimizer's update (sgd, adam or adamw; torch.optim's formulas),
@@ -391,7 +392,10 @@ def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
     carries the weights and optimizer state from one step to the next.
 
     inputs: an array (or a list, one per model input) of samples along
-    dim 0; target: one per sample. Returns (a trained copy of the model,
+    dim 0; target: one per sample. With val_fraction, that fraction of
+    the samples (drawn with the seed) is held out and the loss on it
+    computed after each epoch, with the weights of that moment, into the
+    trained model's `val_losses`. Returns (a trained copy of the model,
     the loss of every step)."""
     import fnmatch
 
@@ -409,8 +413,19 @@ def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
     n = len(y)
     if any(len(x) != n for x in xs):
         raise ValueError("inputs and target hold different sample counts")
+    if not 0.0 <= val_fraction < 1.0:
+        raise ValueError("val_fraction %r: in [0, 1)" % (val_fraction,))
+    rng = np.random.default_rng(seed)
+    val = None
+    n_val = int(round(n * val_fraction))
+    if n_val:
+        split = rng.permutation(n)
+        val = ([x[split[:n_val]] for x in xs], y[split[:n_val]])
+        xs = [x[split[n_val:]] for x in xs]
+        y = y[split[n_val:]]
+        n -= n_val
     if batch_size < 1 or n < batch_size:
-        raise ValueError("batch_size %d: the data holds %d samples"
+        raise ValueError("batch_size %d: the data holds %d training samples"
                          % (batch_size, n))
     pats = [p for p in (_names(freeze) or "").split(",") if p]
     names = [nm for nm, dt in model.initializers
@@ -437,7 +452,8 @@ def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
         feed[pin] = model.get_initializer(names[i])
         for sin, _ in states:
             feed[sin] = np.zeros_like(feed[pin])
-    rng = np.random.default_rng(seed)
+    evaluator = model._add_loss(loss) if val is not None else None
+    val_losses = []
     per_epoch = n // batch_size
     total = per_epoch * epochs
     losses = []
@@ -462,7 +478,14 @@ def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
                 feed[pin] = outs[pout]
                 for sin, sout in states:
                     feed[sin] = outs[sout]
+        if evaluator is not None:
+            for i, (pin, _, _) in enumerate(roles["params"]):
+                evaluator.set_initializer(names[i], feed[pin])
+            out = evaluator(*val[0], val[1], cast=cast)
+            val_losses.append(float(out[0] if isinstance(out, tuple)
+                                    else out))
     trained = model.clone()
     for i, (pin, _, _) in enumerate(roles["params"]):
         trained.set_initializer(names[i], feed[pin])
+    trained.val_losses = val_losses
     return trained, losses

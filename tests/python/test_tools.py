@@ -165,3 +165,21 @@ def test_train_bad_arguments(examples):
     trained, losses = smelt.train(m, x.astype(np.float64), y, batch_size=4,
                                   cast=True, lr=0.1, epochs=3)
     assert len(losses) == 6 and losses[-1] < losses[0]
+    with pytest.raises(ValueError):
+        smelt.train(m, x, y, val_fraction=1.0)
+
+
+def test_train_holds_out_validation_samples(examples):
+    m = mlp(examples)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40, 16)).astype(np.float32)
+    y = np.eye(4, dtype=np.float32)[(x[:, 0] > 0).astype(int)]
+    trained, losses = smelt.train(m, x, y, batch_size=8, epochs=4, lr=0.05,
+                                  optimizer="adam", val_fraction=0.2, seed=1)
+    # 32 training samples: 4 full batches an epoch
+    assert len(losses) == 16 and len(trained.val_losses) == 4
+    # the last held-out loss is the trained model's mse on those samples
+    held = np.random.default_rng(1).permutation(40)[:8]
+    mse = float(((trained(x[held]) - y[held]) ** 2).mean())
+    assert abs(trained.val_losses[-1] - mse) < 1e-6
+    assert trained.val_losses[-1] < trained.val_losses[0]
