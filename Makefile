@@ -6,7 +6,7 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-build build build-asan build-fuzz test test-release test-asan test-fuzz demo clean
+.PHONY: all deps deps-build build build-asan build-fuzz test test-release test-asan test-fuzz demo install clean
 
 all: build
 
@@ -47,6 +47,12 @@ test-asan: deps build-asan
 
 test-fuzz: build-fuzz
 	cd $(BUILD_FUZZ) && ctest --output-on-failure -j $(JOBS)
+
+# The library, the CLI, smelt.h, the CMake and pkg-config files and the
+# Python package (docs/PYTHON.md) under PREFIX (default CMake's:
+# /usr/local).
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 demo: build
 	sh examples/demo.sh $(BUILD)/smelt

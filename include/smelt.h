@@ -92,6 +92,13 @@ const char *smelt_status_name(smelt_status s);
  * timeout_ms milliseconds, instead of running on (a Loop with no bound);
  * 0 removes the limit. A plan's own timeout_ms option takes precedence. */
 void smelt_ctx_set_timeout(smelt_ctx_t *ctx, int64_t timeout_ms);
+/* Every run made with ctx from now on calls cancel(user) where it checks
+ * its time limit (before each step of a plan, each iteration of a Loop);
+ * a nonzero answer stops the run with SMELT_ERR_LIMIT ("cancelled").
+ * cancel is called on the thread that called run, and should be cheap
+ * (a binding polls for Ctrl-C with it). NULL removes it. */
+void smelt_ctx_set_cancel(smelt_ctx_t *ctx, int (*cancel)(void *user),
+                          void *user);
 
 /* Replace the allocator every allocation of the library goes through.
  * realloc_fn(ptr, 0) must free ptr. Passing NULL restores the default. */
@@ -105,6 +112,13 @@ size_t smelt_dtype_size(smelt_dtype dt);
 
 smelt_status smelt_tensor_init(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
                                const int64_t *dims, smelt_tensor_t **out);
+/* A tensor over the caller's bytes (C order, dims as for
+ * smelt_tensor_init), for passing a binding's arrays to a run without a
+ * copy: data must outlive the tensor, and smelt_tensor_free frees only
+ * the tensor. Runs read input tensors and never write them. */
+smelt_status smelt_tensor_wrap(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
+                               const int64_t *dims, void *data,
+                               smelt_tensor_t **out);
 void smelt_tensor_free(smelt_tensor_t *t);
 smelt_dtype smelt_tensor_dtype(const smelt_tensor_t *t);
 int smelt_tensor_ndim(const smelt_tensor_t *t);

@@ -2,7 +2,8 @@
 # Installs the Debian packages Smelt needs, when missing.
 #   setup-deps.sh build   what building Smelt and `make demo` need
 #   setup-deps.sh test    that, plus what the test suite needs (PyTorch,
-#                         ONNX's Python package, clang and its libFuzzer
+#                         ONNX's Python package, the Python package's
+#                         build and pytest, clang and its libFuzzer
 #                         runtime, Chromium for the report's browser
 #                         test: several hundred MB)
 # As root it runs apt-get; otherwise it prints the command to run and stops.
@@ -12,6 +13,7 @@ BUILD="build-essential cmake pkg-config libcmocka-dev graphviz
 libprotobuf-c-dev protobuf-c-compiler libonnx-dev"
 TEST="clang-14 clang libclang-rt-14-dev
 python3 python3-numpy python3-torch python3-torchvision python3-onnx
+python3-dev python3-setuptools python3-pytest
 chromium"
 
 case "${1:-test}" in

@@ -39,8 +39,19 @@ void sm_run_end(smelt_ctx_t *ctx, double previous)
         ctx->deadline_ms = previous;
 }
 
+void smelt_ctx_set_cancel(smelt_ctx_t *ctx, int (*cancel)(void *user),
+                          void *user)
+{
+    if (ctx) {
+        ctx->cancel = cancel;
+        ctx->cancel_user = cancel ? user : NULL;
+    }
+}
+
 smelt_status sm_run_check_time(smelt_ctx_t *ctx, const char *what)
 {
+    if (ctx && ctx->cancel && ctx->cancel(ctx->cancel_user))
+        return sm_err(ctx, SMELT_ERR_LIMIT, "%s: the run was cancelled", what);
     if (!ctx || ctx->deadline_ms == 0 || now_ms() < ctx->deadline_ms)
         return SMELT_OK;
     return sm_err(ctx, SMELT_ERR_LIMIT,

@@ -22,6 +22,10 @@ struct smelt_ctx {
      * and the limit that set it (core/deadline.c). */
     int64_t timeout_ms, limit_ms;
     double deadline_ms;
+    /* Asked at the same points as the time limit: nonzero cancels the
+     * run (smelt_ctx_set_cancel; NULL: never). */
+    int (*cancel)(void *user);
+    void *cancel_user;
 };
 
 /* Record an error on ctx (which may be NULL) and return its code, so a

@@ -106,7 +106,8 @@ void sm_tensor_free(sm_tensor *t)
 {
     if (!t)
         return;
-    sm_free(t->data);
+    if (!t->borrowed)
+        sm_free(t->data);
     sm_free(t);
 }
 
@@ -148,6 +149,45 @@ smelt_status smelt_tensor_init(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
     if (!out || (ndim && !dims))
         return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_tensor_init: NULL");
     return sm_tensor_new(ctx, dt, ndim, dims, out);
+}
+
+/* A tensor over the caller's bytes, so a binding (the Python package)
+ * can pass its arrays to a run without copying them; the shape is
+ * checked as sm_tensor_new checks it, and freeing the tensor frees only
+ * the tensor. */
+smelt_status smelt_tensor_wrap(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
+                               const int64_t *dims, void *data,
+                               smelt_tensor_t **out)
+{
+    if (!out || (ndim && !dims))
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG, "smelt_tensor_wrap: NULL");
+    *out = NULL;
+    if (dt <= SMELT_DTYPE_UNDEFINED || dt >= SMELT_DTYPE_COUNT)
+        return sm_err(ctx, SMELT_ERR_TYPE, "invalid dtype %d", (int)dt);
+    if (ndim < 0 || ndim > SMELT_MAX_DIMS)
+        return sm_err(ctx, SMELT_ERR_SHAPE,
+                      "smelt_tensor_wrap: rank %d (at most %d)", ndim,
+                      SMELT_MAX_DIMS);
+    int64_t n;
+    SM_TRY(sm_shape_numel(ctx, ndim, dims, smelt_dtype_size(dt), &n));
+    if (n && !data)
+        return sm_err(ctx, SMELT_ERR_INVALID_ARG,
+                      "smelt_tensor_wrap: NULL data for %lld elements",
+                      (long long)n);
+    sm_tensor *t = sm_calloc(1, sizeof *t);
+    if (!t)
+        return sm_err_nomem(ctx);
+    t->uid = atomic_fetch_add_explicit(&next_uid, 1, memory_order_relaxed) + 1;
+    t->dtype = dt;
+    t->ndim = ndim;
+    if (ndim)
+        memcpy(t->dims, dims, sizeof(int64_t) * (size_t)ndim);
+    t->numel = n;
+    t->nbytes = (size_t)n * smelt_dtype_size(dt);
+    t->data = data;
+    t->borrowed = 1;
+    *out = t;
+    return SMELT_OK;
 }
 
 void smelt_tensor_free(smelt_tensor_t *t)

@@ -23,6 +23,9 @@ struct smelt_tensor {
     /* Nonzero when an observer (the tracer) wants to hear of reads of the
      * data through smelt_tensor_data / smelt_tensor_get_f64: its tag. */
     uint64_t watch;
+    /* Nonzero for a tensor made by smelt_tensor_wrap: data is the
+     * caller's, and freeing the tensor leaves it alone. */
+    int borrowed;
 };
 
 typedef struct smelt_tensor sm_tensor;

@@ -255,6 +255,54 @@ static smelt_status copy_optim_sig(smelt_ctx_t *ctx, sm_graph *dst,
     return SMELT_OK;
 }
 
+/* Types are copied by value, so the symbolic dimension names of the
+ * copy still point into the source graph's arena; this gives the copy
+ * its own, one string per name (uses share it, as the parser makes
+ * them), so that the copy outlives the source. */
+static smelt_status own_syms(smelt_ctx_t *ctx, sm_graph *dst)
+{
+    const char **seen = NULL; /* pairs: the source's pointer, ours */
+    int n_seen = 0, cap = 0;
+    smelt_status st = SMELT_OK;
+    for (int v = 0; v < dst->n_values && st == SMELT_OK; v++) {
+        sm_value *val = dst->values[v];
+        if (!val)
+            continue;
+        for (int d = 0; d < val->type.ndim && st == SMELT_OK; d++) {
+            const char *sym = val->type.dims[d].sym;
+            if (!sym)
+                continue;
+            int k = 0;
+            while (k < n_seen && seen[2 * k] != sym &&
+                   strcmp(seen[2 * k + 1], sym) != 0)
+                k++;
+            if (k == n_seen) {
+                if (n_seen == cap) {
+                    cap = cap ? 2 * cap : 8;
+                    const char **grown =
+                        sm_realloc(seen, sizeof *seen * 2 * (size_t)cap);
+                    if (!grown) {
+                        st = sm_err_nomem(ctx);
+                        break;
+                    }
+                    seen = grown;
+                }
+                char *own = sm_arena_strdup(&dst->arena, sym);
+                if (!own) {
+                    st = sm_err_nomem(ctx);
+                    break;
+                }
+                seen[2 * k] = sym;
+                seen[2 * k + 1] = own;
+                n_seen++;
+            }
+            val->type.dims[d].sym = seen[2 * k + 1];
+        }
+    }
+    sm_free(seen);
+    return st;
+}
+
 smelt_status sm_graph_clone(smelt_ctx_t *ctx, const sm_graph *g, sm_graph **out)
 {
     *out = NULL;
@@ -266,6 +314,8 @@ smelt_status sm_graph_clone(smelt_ctx_t *ctx, const sm_graph *g, sm_graph **out)
     if (st == SMELT_OK)
         st = clone_block(rw, dst->top, g->top, map, g->n_values, NULL);
     sm_rw_free(rw);
+    if (st == SMELT_OK)
+        st = own_syms(ctx, dst);
     sm_free(map);
     if (st == SMELT_OK && g->grad)
         st = copy_grad_sig(ctx, dst, g->grad);

@@ -15,7 +15,10 @@ the whole suite, or needs ONNX Runtime) is preceded by the line
 
     <!-- doc-test: skip REASON -->
 
-and the reason is printed. A block whose fence names a file (```python file=model.py) is
+and the reason is printed. A ```python block is written to a file and
+run under this interpreter with PYTHONPATH=BUILD_DIR/python (the smelt package of the build, as
+docs/PYTHON.md's examples import it), in the same folder; it is skipped
+when that build has no Python package or is a sanitizer build. A block whose fence names a file (```python file=model.py) is
 written to that file in the scratch folder, for the blocks after it to
 use, as a reader would save it. Other blocks (```c, ```text, plain) are
 not run. Prints one line per block and "N passed, N failed, N skipped".
@@ -76,6 +79,21 @@ def scratch(src, build):
     return d
 
 
+def python_skip(build):
+    """Why ```python blocks cannot run against this build, or None: no
+    Python package, or a sanitizer build's (its module needs libasan
+    preloaded into python3; its own tests, python.*, do that)."""
+    if not os.path.isdir(os.path.join(build, "python", "smelt")):
+        return "the Python package is not built here"
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            if "SMELT_SANITIZE:BOOL=ON" in f.read():
+                return "a sanitizer build's package needs libasan preloaded"
+    except OSError:
+        pass
+    return None
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -99,15 +117,26 @@ def main(argv):
                     with open(os.path.join(work, name), "w") as f:
                         f.write(text)
                     continue
-                if kind != "sh":
+                if kind not in ("sh", "python"):
                     continue
                 where = "%s:%d" % (rel, line)
+                if not skip and kind == "python":
+                    skip = python_skip(build)
                 if skip:
                     print("skip %s: %s" % (where, skip))
                     skipped += 1
                     continue
                 try:
-                    r = subprocess.run(["sh", "-e", "-c", text], cwd=work,
+                    cmd, env = ["sh", "-e", "-c", text], None
+                    if kind == "python":
+                        # from a file, so that inspect finds the source
+                        script = os.path.join(work, "doc_block_%d.py" % line)
+                        with open(script, "w") as f:
+                            f.write(text)
+                        cmd = [sys.executable, script]
+                        env = dict(os.environ,
+                                   PYTHONPATH=os.path.join(build, "python"))
+                    r = subprocess.run(cmd, cwd=work, env=env,
                                        stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT,
                                        timeout=TIMEOUT)

@@ -1,0 +1,491 @@
+"""Smelt for Python: load ONNX files, text IR, script functions and
+PyTorch modules, optimize and compile them, and run them on numpy arrays.
+
+The work is done by the C library through its public API (the extension
+module smelt._smelt); this layer adds what is easier in Python: taking a
+function's source with inspect, exporting a torch.nn.Module, timing loops,
+tables and SVG. See docs/PYTHON.md.
+"""
+import inspect
+import io
+import math
+import os
+import shutil
+import subprocess
+import textwrap
+import time
+
+from . import _smelt
+from ._smelt import Error, Session
+
+__all__ = ["Error", "Model", "Plan", "Session", "Tensor", "load", "script",
+           "from_torch", "check", "grad", "quantize", "train", "passes"]
+__version__ = _smelt.__version__
+
+
+class _TensorMeta(type):
+    def __getitem__(cls, item):
+        return cls
+
+
+class Tensor(metaclass=_TensorMeta):
+    """The annotation of tensor parameters of script functions:
+    `def f(x: Tensor) -> Tensor`. `Tensor[f32, batch, 4]` is accepted too
+    (with `from __future__ import annotations`, so that Python does not
+    evaluate the names inside)."""
+
+
+def _frame(rows):
+    """rows as a pandas DataFrame when pandas is installed, else rows."""
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows)
+
+
+class _Runner:
+    """What models and plans share: timing and profiling runs."""
+
+    def _plan_for(self, inputs, threads):
+        raise NotImplementedError
+
+    def bench(self, *inputs, runs=100, warmup=10, threads=1, cast=False):
+        """Times `runs` calls on one session after `warmup` calls; returns
+        a dict of milliseconds (mean, median, min, max) and runs."""
+        plan = self._plan_for(inputs, threads)
+        s = plan.session()
+        for _ in range(warmup):
+            s(*inputs, cast=cast)
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            s(*inputs, cast=cast)
+            times.append((time.perf_counter() - t0) * 1e3)
+        times.sort()
+        return {"runs": runs, "mean_ms": sum(times) / len(times),
+                "median_ms": times[len(times) // 2], "min_ms": times[0],
+                "max_ms": times[-1]}
+
+    def profile(self, *inputs, runs=10, threads=1, cast=False, frame=None):
+        """Per-step times over `runs` profiled runs: one row per step
+        (step, name, op, kernel, shapes, ms as the mean over the runs,
+        GFLOP/s); a pandas DataFrame when pandas is installed (frame=None)
+        or asked for (frame=True), the list of dicts with frame=False."""
+        plan = self._plan_for(inputs, threads)
+        s = plan.session()
+        s.set_profiling(True)
+        steps = plan.steps()
+        total = [0.0] * len(steps)
+        for _ in range(max(1, runs)):
+            s(*inputs, cast=cast)
+            for i, (a, b) in enumerate(s.step_times()):
+                total[i] += b - a
+        rows = []
+        for st, t in zip(steps, total):
+            ms = t / max(1, runs)
+            rows.append({"step": st["step"], "name": st["name"],
+                         "op": st["op"], "kernel": st["kernel"],
+                         "shapes": st["shapes"], "ms": ms,
+                         "gflops": st["flops"] / (ms * 1e6) if ms > 0 else 0.0})
+        if frame is False:
+            return rows
+        if frame:
+            import pandas
+            return pandas.DataFrame(rows)
+        return _frame(rows)
+
+
+class Plan(_smelt.Plan, _Runner):
+    """A compiled plan (Model.compile): call it with arrays; `session()`
+    gives one thread its own run context."""
+
+    def _plan_for(self, inputs, threads):
+        return self
+
+    def __repr__(self):
+        ins = ", ".join("%s: %s%s" % (n, d, list(s) if s is not None else "")
+                        for n, d, s in self.inputs)
+        return "<smelt.Plan (%s), %d steps>" % (ins, len(self.steps()))
+
+
+class Model(_smelt.Model, _Runner):
+    """A graph: call it with arrays (m(x) or m.run({"x": x})), optimize,
+    compile, save, print."""
+
+    def _plan_for(self, inputs, threads):
+        return self.compile(threads=threads, inputs=list(inputs))
+
+    def optimize(self, level=3, disable=None, passes=None):
+        """Rewrites the graph with the -O`level` pipeline, less the passes
+        in `disable` (or exactly `passes`); returns the report table."""
+        return super().optimize(level, _names(disable), _names(passes))
+
+    def compile(self, threads=1, dims=None, level=3, disable=None,
+                reference=False, timeout_ms=0, isa=None, memory_budget=0,
+                inputs=None):
+        """A Plan for concrete shapes: the declared ones with `dims` bound
+        ({"batch": 8}), or those of example `inputs`."""
+        return super().compile(threads, _dims(dims), level, _names(disable),
+                               reference, timeout_ms, isa, memory_budget,
+                               inputs)
+
+    def print(self, max_values=None):
+        """Prints the IR (big constants summed up with max_values)."""
+        print(self.text(max_values) if max_values is not None
+              else self.text(), end="")
+
+    def _repr_svg_(self):
+        """The graph as SVG for Jupyter (Graphviz's dot), or None."""
+        dot = shutil.which("dot")
+        if not dot:
+            return None
+        r = subprocess.run([dot, "-Tsvg"], input=self.dot().encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        return r.stdout.decode() if r.returncode == 0 else None
+
+    def grad(self, loss=None, wrt=None, reduce="sum",
+             params_as_inputs=False):
+        """The joint forward and backward graph (smelt grad): the model's
+        outputs, the loss, then one gradient per wrt value."""
+        return self._grad(loss=loss, wrt=wrt, reduce=reduce,
+                          params_as_inputs=params_as_inputs)
+
+    def quantize(self, per_channel=False, conv=False, exclude=None,
+                 only=None):
+        """A dynamically int8-quantized copy (smelt quantize); its
+        `layers` names the nodes rewritten."""
+        m, layers = self._quantize(per_channel=per_channel, conv=conv,
+                                   exclude=_names(exclude),
+                                   only=_names(only))
+        m.layers = [s for s in layers.split(",") if s]
+        return m
+
+    def __repr__(self):
+        ins = ", ".join("%s: %s%s" % (n, d, list(s) if s is not None else "")
+                        for n, d, s in self.inputs)
+        return "<smelt.Model %s(%s), %d nodes>" % (self.name, ins,
+                                                    len(self.ops))
+
+
+_smelt._set_classes(Model, Plan)
+
+
+def _names(v):
+    if v is None or isinstance(v, str):
+        return v
+    return ",".join(v)
+
+
+def _dims(dims):
+    if dims is None or isinstance(dims, str):
+        return dims
+    return ",".join("%s=%d" % (k, v) for k, v in dims.items())
+
+
+def _sniff(data):
+    """The kind of a model held in bytes: text IR, script, else ONNX."""
+    head = data[:4096].lstrip()
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "onnx"
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("graph ") or line.startswith("graph\t"):
+            return "ir"
+        if line.startswith(("def ", "import ", "from ", "@")):
+            return "script"
+        break
+    return "onnx"
+
+
+def load(path_or_bytes, dims=None, fn=None, kind=None):
+    """A Model from a file (.onnx; .py: a script; else text IR) or from
+    bytes (the kind sniffed: text IR, script, else ONNX). dims binds
+    symbolic sizes ({"batch": 1}); fn names a script's function."""
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        data = bytes(path_or_bytes)
+        return _smelt.load_bytes(data, kind or _sniff(data), "<bytes>", fn,
+                                 _dims(dims))
+    return _smelt.load_file(os.fspath(path_or_bytes), kind, fn, _dims(dims))
+
+
+def passes():
+    """The optimizer's passes: (name, lowest -O level, summary)."""
+    return _smelt.passes()
+
+
+def _script_function(f, dims):
+    """Compiles a Python function written in the script language: its own
+    source (decorators blanked out, so the rest is untouched), preceded by
+    blank lines, so that diagnostics give the Python file's line; the
+    column is shifted back by the indentation taken off."""
+    filename = inspect.getsourcefile(f) or "<script>"
+    try:
+        lines, first = inspect.getsourcelines(f)
+    except (OSError, TypeError) as e:
+        raise TypeError("smelt.script: the source of %s is not available "
+                        "(%s); pass the source as a string" % (f.__name__, e))
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    body = textwrap.dedent("".join(lines)).split("\n")
+    i = 0
+    while i < len(body) and not body[i].lstrip().startswith("def "):
+        body[i] = ""
+        i += 1
+    source = "\n" * (max(first, 1) - 1) + "\n".join(body)
+    try:
+        m = _smelt.load_bytes(source.encode(), "script", filename, f.__name__,
+                              _dims(dims))
+    except Error as e:
+        if indent and e.column is not None and e.file == filename:
+            old = "%s:%d:%d:" % (e.file, e.line, e.column)
+            e.column += indent
+            new = "%s:%d:%d:" % (e.file, e.line, e.column)
+            e.message = e.message.replace(old, new, 1)
+            e.args = (e.message,)
+        raise
+    m.__doc__ = f.__doc__
+    m.__wrapped__ = f
+    return m
+
+
+def script(fn_or_source=None, *, fn=None, dims=None):
+    """Compiles script-language code (docs/SCRIPT.md) into a Model.
+
+    As a decorator on a Python function (`@smelt.script`, or
+    `@smelt.script(dims=...)`) it compiles the function's own source: the
+    function must be self-contained (builtins and the script language's
+    functions only). Given a string, it compiles that source; fn picks the
+    function (default: the last)."""
+    if fn_or_source is None:
+        return lambda f: script(f, fn=fn, dims=dims)
+    if callable(fn_or_source):
+        return _script_function(fn_or_source, dims)
+    src = fn_or_source
+    if isinstance(src, str):
+        src = src.encode()
+    return _smelt.load_bytes(src, "script", "<script>", fn, _dims(dims))
+
+
+def from_torch(module, example_inputs, dynamic_axes=None, opset=17,
+               input_names=None, output_names=None, dims=None):
+    """Exports a torch.nn.Module to ONNX in memory (torch.onnx.export,
+    in eval mode, no file written) and loads it. Inputs are named after
+    forward()'s parameters unless input_names says otherwise;
+    dynamic_axes is torch's ({"x": {0: "batch"}})."""
+    import torch
+
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    if input_names is None:
+        try:
+            params = list(inspect.signature(module.forward).parameters)
+        except (TypeError, ValueError):
+            params = []
+        params = [p for p in params if p not in ("args", "kwargs")]
+        if len(params) >= len(example_inputs):
+            input_names = params[:len(example_inputs)]
+        else:
+            input_names = ["input%d" % i for i in range(len(example_inputs))]
+    buf = io.BytesIO()
+    was_training = module.training
+    module.eval()
+    try:
+        # not under no_grad: with gradients off, PyTorch's fused fast
+        # paths (TransformerEncoderLayer's) replace the ops ONNX exports
+        torch.onnx.export(module, example_inputs, buf,
+                          opset_version=opset, input_names=input_names,
+                          output_names=output_names,
+                          dynamic_axes=dynamic_axes,
+                          do_constant_folding=True)
+    finally:
+        module.train(was_training)
+    return _smelt.load_bytes(buf.getvalue(), "onnx", "<torch>", None,
+                             _dims(dims))
+
+
+def check(model, *inputs, level=3, atol=1e-4, rtol=1e-3, cast=False,
+          **named):
+    """smelt check: runs the model compiled at -O`level` and with the
+    reference interpreter on the same inputs and compares each output.
+    Returns rows (output, max_abs_err, max_rel_err, ok); raises
+    smelt.Error when an output differs by more than atol + rtol*|ref|."""
+    import numpy as np
+
+    names = [n for n, _, _ in model.inputs]
+    unknown = set(named) - set(names[len(inputs):])
+    if unknown:
+        raise TypeError("check: no input (or one given twice) named %s"
+                        % ", ".join(sorted(unknown)))
+    try:
+        arrays = list(inputs) + [named[n] for n in names[len(inputs):]]
+    except KeyError as e:
+        raise TypeError("check: input %s is missing" % e) from None
+    plan = model.compile(level=level, inputs=arrays)
+    got = plan(*arrays, cast=cast)
+    ref = model.run_reference(*arrays, cast=cast)
+    if not isinstance(got, tuple):
+        got = (got,)
+    rows, bad = [], []
+    for (name, _, _), g, r in zip(plan.outputs, got, ref):
+        g64, r64 = np.asarray(g, np.float64), np.asarray(r, np.float64)
+        diff = np.abs(g64 - r64)
+        mabs = float(diff.max()) if diff.size else 0.0
+        den = np.abs(r64)
+        mrel = float((diff[den > 0] / den[den > 0]).max()) \
+            if np.any(den > 0) else 0.0
+        ok = g.shape == r.shape and bool(np.all(diff <= atol + rtol * den))
+        rows.append({"output": name, "max_abs_err": mabs,
+                     "max_rel_err": mrel, "ok": ok})
+        if not ok:
+            bad.append("%s (max abs err %.3g)" % (name, mabs))
+    if bad:
+        raise Error("check: -O%d differs from the reference on %s"
+                    % (level, ", ".join(bad)))
+    return rows
+
+
+def grad(model, loss=None, wrt=None, reduce="sum", params_as_inputs=False):
+    """smelt grad: the joint forward and backward graph (Model.grad)."""
+    return model.grad(loss=loss, wrt=wrt, reduce=reduce,
+                      params_as_inputs=params_as_inputs)
+
+
+def quantize(model, per_channel=False, conv=False, exclude=None, only=None):
+    """smelt quantize: a dynamically int8-quantized copy (Model.quantize)."""
+    return model.quantize(per_channel=per_channel, conv=conv,
+                          exclude=exclude, only=only)
+
+
+_OPTIMIZERS = {"sgd": 0, "adam": 1, "adamw": 2}
+
+
+def _lr_at(step, total, lr, warmup, cosine):
+    """The learning rate of 0-based step `step`, as smelt train sets it:
+    a linear warm-up over `warmup` steps, then constant or a cosine decay
+    to 0 at the end of the run."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    if not cosine or total <= warmup:
+        return lr
+    return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup)
+                                    / (total - warmup)))
+
+
+def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
+          momentum=0.0, nesterov=False, weight_decay=None, beta1=0.9,
+          beta2=0.999, eps=1e-8, clip_norm=0.0, warmup=0,
+          schedule="constant", epochs=1, batch_size=32, seed=0,
+          shuffle=True, freeze=None, threads=1, cast=False,
+          val_fraction=0.0):
+    """smelt train from Python: appends the loss (mse, cross_entropy or
+    bce_with_logits) to the model's first output, differentiates it, adds
+    the optimizer's update (sgd, adam or adamw; torch.optim's formulas),
+    compiles the whole step once for `batch_size` samples and runs it on
+    every full batch of each epoch (order shuffled with numpy's
+    default_rng(seed), a last partial batch dropped). The graph building
+    and every step run in the C library; this loop only feeds batches and
+    carries the weights and optimizer state from one step to the next.
+
+    inputs: an array (or a list, one per model input) of samples along
+    dim 0; target: one per sample. With val_fraction, that fraction of
+    the samples (drawn with the seed) is held out and the loss on it
+    computed after each epoch, with the weights of that moment, into the
+    trained model's `val_losses`. Returns (a trained copy of the model,
+    the loss of every step)."""
+    import fnmatch
+
+    import numpy as np
+
+    if schedule not in ("constant", "cosine"):
+        raise ValueError("schedule: 'constant' or 'cosine', not %r"
+                         % (schedule,))
+    if optimizer not in _OPTIMIZERS:
+        raise ValueError("optimizer: sgd, adam or adamw, not %r"
+                         % (optimizer,))
+    xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    xs = [np.asarray(x) for x in xs]
+    y = np.asarray(target)
+    n = len(y)
+    if any(len(x) != n for x in xs):
+        raise ValueError("inputs and target hold different sample counts")
+    if not 0.0 <= val_fraction < 1.0:
+        raise ValueError("val_fraction %r: in [0, 1)" % (val_fraction,))
+    rng = np.random.default_rng(seed)
+    val = None
+    n_val = int(round(n * val_fraction))
+    if n_val:
+        split = rng.permutation(n)
+        val = ([x[split[:n_val]] for x in xs], y[split[:n_val]])
+        xs = [x[split[n_val:]] for x in xs]
+        y = y[split[n_val:]]
+        n -= n_val
+    if batch_size < 1 or n < batch_size:
+        raise ValueError("batch_size %d: the data holds %d training samples"
+                         % (batch_size, n))
+    pats = [p for p in (_names(freeze) or "").split(",") if p]
+    names = [nm for nm, dt in model.initializers
+             if dt in ("f32", "f64")
+             and not any(fnmatch.fnmatchcase(nm, p) for p in pats)]
+    if not names:
+        raise Error("train: no floating-point initializer to train")
+    dims = {}
+    for name, _, shape in model.inputs:
+        if shape and isinstance(shape[0], str):
+            dims[shape[0]] = batch_size
+    bound = model.bind_dims(dims) if dims else model.clone()
+    wd = -1.0 if weight_decay is None else float(weight_decay)
+    step_g = bound._add_loss(loss).grad(
+        wrt=names, params_as_inputs=True)._add_optimizer(
+        _OPTIMIZERS[optimizer], momentum, nesterov, wd, beta1, beta2, eps,
+        clip_norm)
+    roles = step_g._optim_roles()
+    plan = step_g.compile(threads=threads)
+    sess = plan.session()
+    n_in = len(step_g.inputs)
+    feed = [None] * n_in
+    for i, (pin, _, states) in enumerate(roles["params"]):
+        feed[pin] = model.get_initializer(names[i])
+        for sin, _ in states:
+            feed[sin] = np.zeros_like(feed[pin])
+    evaluator = model._add_loss(loss) if val is not None else None
+    val_losses = []
+    per_epoch = n // batch_size
+    total = per_epoch * epochs
+    losses = []
+    for epoch in range(epochs):
+        order = rng.permutation(n) if shuffle else np.arange(n)
+        for b in range(per_epoch):
+            idx = order[b * batch_size:(b + 1) * batch_size]
+            for i, x in enumerate(xs):
+                feed[i] = x[idx]
+            feed[len(xs)] = y[idx]
+            k = len(losses)
+            feed[roles["lr"]] = np.array(
+                _lr_at(k, total, lr, warmup, schedule == "cosine"),
+                np.float64)
+            feed[roles["step"]] = np.array(k + 1, np.float64)
+            outs = sess(*feed, cast=cast)
+            value = float(outs[0])
+            if not math.isfinite(value):
+                raise Error("train: the loss is %s at step %d" % (value, k + 1))
+            losses.append(value)
+            for pin, pout, states in roles["params"]:
+                feed[pin] = outs[pout]
+                for sin, sout in states:
+                    feed[sin] = outs[sout]
+        if evaluator is not None:
+            for i, (pin, _, _) in enumerate(roles["params"]):
+                evaluator.set_initializer(names[i], feed[pin])
+            out = evaluator(*val[0], val[1], cast=cast)
+            val_losses.append(float(out[0] if isinstance(out, tuple)
+                                    else out))
+    trained = model.clone()
+    for i, (pin, _, _) in enumerate(roles["params"]):
+        trained.set_initializer(names[i], feed[pin])
+    trained.val_losses = val_losses
+    return trained, losses
