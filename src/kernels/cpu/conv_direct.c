@@ -245,7 +245,6 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
                         taps[nt++] = rows + (c * nin + ky * g->dh) * l->rl +
                                      sm_rowsplit_tap(&l->rs, kx);
             int64_t run = (bo - 1) * l->rl + g->OW;
-            (void)nt;
             for (int64_t b = 0; b < l->mblocks; b++) {
                 int64_t grp = b / l->mpg, m0 = b % l->mpg * DIR_MB;
                 float *yp[DIR_MB];
@@ -279,7 +278,6 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
                     for (int64_t kx = 0; kx < g->kw; kx++)
                         taps[nt++] = row + sm_rowsplit_tap(&l->rs, kx);
                 }
-            (void)nt;
             for (int64_t b = 0; b < l->mblocks; b++) {
                 int64_t grp = b / l->mpg, m0 = b % l->mpg * DIR_MB;
                 float *yp[DIR_MB];
