@@ -103,7 +103,7 @@ expect 0 "within tolerance (atol 1e-06, rtol 0)" -- "$SMELT" compare \
     "$T/o/probs.npy" "$ROOT/examples/digits_cnn_probs.npy" --atol 1e-6 --rtol 0
 
 # --print-plan: each kernel step with its decision, on the forced ISA
-expect 0 "conv_f32_scalar        [im2col m=16 n=196 k=72 batch=" -- \
+expect 0 "conv_f32_scalar        [direct taps=72]" -- \
     "$SMELT" run "$M" --isa scalar --print-plan \
     --input "image=$ROOT/examples/digits_cnn_x.npy"
 expect 0 "[direct taps=9]" -- "$SMELT" run "$M" --print-plan \
@@ -112,7 +112,7 @@ expect 0 "[direct taps=9]" -- "$SMELT" run "$M" --print-plan \
 expect 0 "(few input channels: taps read straight from the input)" -- \
     "$SMELT" run "$M" --print-plan \
     --input "image=$ROOT/examples/digits_cnn_x.npy"
-expect 0 "(3x3 stride 1 but too few channels or tiles for Winograd)" -- \
+expect 0 "(32 input channels or fewer: Winograd's transforms and im2col" -- \
     "$SMELT" run "$M" --print-plan \
     --input "image=$ROOT/examples/digits_cnn_x.npy"
 

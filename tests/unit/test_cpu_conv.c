@@ -175,7 +175,8 @@ static int chose_pm(const sm_cpu_kernel *k, sm_tensor **in, int n_in,
            packs;
 }
 
-/* Winograd F(4x4, 3x3): output sizes that are not multiples of 4, pads
+/* Winograd F(4x4, 3x3) (above 32 input channels; fewer go direct):
+ * output sizes that are not multiples of 4, pads
  * on one side only, two images, channel counts off the tile sizes, with
  * bias, residual and activation in the output transform's epilogue. */
 static void test_conv_winograd(void **state)
@@ -183,10 +184,10 @@ static void test_conv_winograd(void **state)
     (void)state;
     struct {
         int64_t n, c, h, w, m, p0, p1;
-    } cs[] = {{1, 16, 23, 29, 17, 1, 1},
-              {2, 19, 18, 17, 24, 1, 0},
+    } cs[] = {{1, 33, 23, 29, 17, 1, 1},
+              {2, 35, 18, 17, 24, 1, 0},
               {1, 64, 28, 28, 64, 1, 1},
-              {1, 16, 30, 15, 33, 0, 2}};
+              {1, 40, 30, 15, 33, 0, 2}};
     for (size_t i = 0; i < N_OF(cs); i++) {
         int64_t oh = cs[i].h + cs[i].p0 + cs[i].p1 - 2;
         int64_t ow = cs[i].w + cs[i].p0 + cs[i].p1 - 2;
@@ -302,6 +303,105 @@ static void test_conv_direct(void **state)
     }
 }
 
+/* Direct convolution of wider layers (conv_direct.c): dilated 3x3 and
+ * 3x2, 5x5 and 7x5 kernels, 3x3 on 32 channels or fewer, at stride 1
+ * (flat bands: 16- to 40-wide planes, and row by row: 64 wide) and 2
+ * (rows of 60 and 32 outputs); channel counts off the block of 8 and
+ * off the vector, two images, uneven pads; the residual (full, per
+ * channel, per image) added after the bias, before the activation;
+ * groups of 8, 16 and 6 channels (Mg 5, 8 and 9: blocks of 8 cut).
+ * Then layers it leaves to the others: 3x3 on 64 channels (Winograd),
+ * 8 x 8 planes (too little of the flat run is real), a stride-2 row of
+ * 36 outputs (of 64 computed), groups of 40 channels. */
+static void test_conv_direct_wide(void **state)
+{
+    (void)state;
+    double old = sm_gemm_set_parallel_threshold(0);
+    struct {
+        int64_t n, c, h, w, m, kh, kw, s, pt, pl, pb, pr, d, res, g;
+    } cs[] = {{1, 20, 24, 40, 13, 3, 3, 1, 2, 2, 2, 2, 2, 0, 1},
+              {2, 9, 19, 21, 16, 5, 5, 1, 2, 2, 2, 2, 1, 1, 1},
+              {1, 17, 16, 16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1},
+              {2, 32, 14, 18, 7, 3, 3, 1, 1, 0, 1, 2, 1, 3, 1},
+              {1, 12, 30, 64, 19, 3, 2, 1, 4, 1, 4, 1, 4, 1, 1},
+              {1, 6, 20, 119, 10, 5, 5, 2, 2, 2, 1, 2, 1, 0, 1},
+              {1, 11, 21, 63, 9, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1},
+              {2, 5, 25, 30, 8, 7, 5, 1, 3, 2, 3, 2, 1, 3, 1},
+              {1, 24, 64, 64, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+              {2, 32, 16, 18, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 4},
+              {1, 48, 14, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1, 2, 3},
+              {1, 12, 20, 40, 18, 5, 5, 1, 2, 2, 2, 2, 1, 0, 2}};
+    const char *act[] = {"relu", "silu", "none", "gelu", "leakyrelu"};
+    for (size_t i = 0; i < N_OF(cs); i++) {
+        int64_t n = cs[i].n, m = cs[i].m;
+        int64_t oh =
+            (cs[i].h + cs[i].pt + cs[i].pb - cs[i].d * (cs[i].kh - 1) - 1) /
+                cs[i].s +
+            1;
+        int64_t ow =
+            (cs[i].w + cs[i].pl + cs[i].pr - cs[i].d * (cs[i].kw - 1) - 1) /
+                cs[i].s +
+            1;
+        int64_t g = cs[i].g ? cs[i].g : 1;
+        sm_attr al[5] = {A_INTS("pads", cs[i].pt, cs[i].pl, cs[i].pb, cs[i].pr),
+                         A_INTS("strides", cs[i].s, cs[i].s),
+                         A_INTS("dilations", cs[i].d, cs[i].d),
+                         A_STR("activation", act[i % 5]), A_INT("group", g)};
+        /* residual: none, full, per channel [m, 1, 1], per image and
+         * channel [n, m, 1, 1] */
+        sm_tensor *r = NULL;
+        if (cs[i].res == 1)
+            r = ck_rand(4, D(n, m, oh, ow), 4);
+        else if (cs[i].res == 2)
+            r = ck_rand(3, D(m, 1, 1), 4);
+        else if (cs[i].res == 3)
+            r = ck_rand(4, D(n, m, 1, 1), 4);
+        sm_tensor *in[4] = {
+            ck_rand(4, D(n, cs[i].c, cs[i].h, cs[i].w), 1),
+            ck_rand(4, D(m, cs[i].c / g, cs[i].kh, cs[i].kw), 2),
+            ck_rand(1, D(m), 3), r};
+        int n_in = r ? 4 : 3;
+        sm_tensor *y = nn_tensor(F32, 4, D(n, m, oh, ow), NULL);
+        int packs;
+        for (int e = 0; e < 3; e++)
+            if (ck_have(CK_ENTRIES(conv)[e]))
+                assert_int_equal(
+                    chosen(CK_ENTRIES(conv)[e], in, n_in, y, al, 5, &packs),
+                    SM_CPU_ALGO_DIRECT);
+        sm_tensor_free(y);
+        ck_check(SM_OP_FusedConv, n_in, in, 1, al, 5, CK_ENTRIES(conv), 2,
+                 CONV_TOL(cs[i].c / g * cs[i].kh * cs[i].kw));
+        for (int j = 0; j < 4; j++)
+            sm_tensor_free(in[j]);
+    }
+    /* not direct: 64 channels (Winograd), an 8 x 8 plane, two groups */
+    struct {
+        int64_t c, hw, g; /* the 71 wide one at stride 2, dilation 2 */
+    } no[] = {{64, 28, 1}, {16, 8, 1}, {80, 24, 2}, {16, 71, 1}};
+    for (size_t i = 0; i < N_OF(no); i++) {
+        int64_t s = no[i].hw == 71 ? 2 : 1, o = (no[i].hw - 1) / s + 1;
+        if (s == 2)
+            o = (no[i].hw + 2 - 4 - 1) / 2 + 1;
+        sm_attr al[4] = {A_INTS("pads", 1, 1, 1, 1), A_INT("group", no[i].g),
+                         A_INTS("strides", s, s), A_INTS("dilations", s, s)};
+        sm_tensor *in[2] = {ck_rand(4, D(1, no[i].c, no[i].hw, no[i].hw), 1),
+                            ck_rand(4, D(16, no[i].c / no[i].g, 3, 3), 2)};
+        sm_tensor *y = nn_tensor(F32, 4, D(1, 16, o, o), NULL);
+        int packs;
+        for (int e = 0; e < 3; e++)
+            if (ck_have(CK_ENTRIES(conv)[e]))
+                assert_int_not_equal(
+                    chosen(CK_ENTRIES(conv)[e], in, 2, y, al, 4, &packs),
+                    SM_CPU_ALGO_DIRECT);
+        sm_tensor_free(y);
+        ck_check(SM_OP_Conv, 2, in, 1, al, 4, CK_ENTRIES(conv), 2,
+                 CONV_TOL(no[i].c * 9));
+        for (int j = 0; j < 2; j++)
+            sm_tensor_free(in[j]);
+    }
+    sm_gemm_set_parallel_threshold(old);
+}
+
 static void test_conv_refusals(void **state)
 {
     (void)state;
@@ -331,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_conv_position_major),
         cmocka_unit_test(test_conv_direct),
+        cmocka_unit_test(test_conv_direct_wide),
         cmocka_unit_test(test_fusedconv_op),
         cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_refusals),

@@ -259,7 +259,8 @@ int sm_cpu_conv_supports(const sm_kernel_desc *d)
  *     blocked operands), else row by row;
  *   - channels-last or blocked operands of other layers: position-major
  *     (plan/layout.c allows them only where it runs);
- *   - few input channels: direct;
+ *   - few input channels, dilated taps, kernels of 5x5 and up, other
+ *     stride-1 kernels on 32 channels or fewer: direct;
  *   - 3x3 stride 1 with enough channels and tiles: Winograd;
  *   - few output positions: position-major;
  *   - else a GEMM per (image, group), the input as B in place (1x1) or
@@ -281,7 +282,7 @@ static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w,
         return SM_CPU_ALGO_POS_MAJOR;
     }
     if (sm_conv_direct_wanted(g)) {
-        *why = "few input channels: taps read straight from the input";
+        *why = sm_conv_direct_why(g);
         return SM_CPU_ALGO_DIRECT;
     }
     int wino = sm_wino_eligible(g);
@@ -467,8 +468,8 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         return sm_conv_depthwise(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
                                  ws, wsb);
     case SM_CPU_ALGO_DIRECT:
-        return sm_conv_direct(a->ctx, ops, &g, x, w, bias, &base, y, tp, ws,
-                              wsb);
+        return sm_conv_direct(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
+                              ws, wsb);
     case SM_CPU_ALGO_WINOGRAD: {
         sm_gemm_epi e;
         sm_conv_epi(&g, &base, bias, res, &e);

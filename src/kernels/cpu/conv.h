@@ -73,13 +73,17 @@ smelt_status sm_conv_posmajor_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                                   float *y, sm_threadpool *tp, void *ws,
                                   size_t ws_bytes);
 
-/* Direct convolution for layers with few input channels (conv_direct.c):
- * its choice, scratch bytes and run (NCHW, no residual). */
+/* Direct convolution (conv_direct.c) for layers with few input channels
+ * (no residual), dilated or 5x5-and-larger kernels of any width and
+ * stride-1 kernels on 32 channels or fewer: its choice, the reason it
+ * gives (--print-plan), scratch bytes and run (NCHW; res is read where
+ * g->has_r). */
 int sm_conv_direct_wanted(const sm_conv_geom *g);
+const char *sm_conv_direct_why(const sm_conv_geom *g);
 size_t sm_conv_direct_workspace(const sm_conv_geom *g, int n_threads);
 smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const sm_conv_geom *g, const float *x,
-                            const float *w, const float *bias,
+                            const float *w, const float *bias, const float *res,
                             const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
                             void *ws, size_t ws_bytes);
 

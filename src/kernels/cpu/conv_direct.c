@@ -1,18 +1,27 @@
 /*
- * conv_direct.c - direct convolution for layers with few input channels
- * (a network's stem: 3 channels, 3x3 or 7x7, stride 2), NCHW.
- *
- * As an implicit GEMM such a layer has K = C * kh * kw = 27 or 147, and
- * gathering B (im2col, strided) costs about as much as the product
- * itself. Here each task takes a band of output rows of one image:
+ * conv_direct.c - direct convolution, NCHW, for two kinds of layers:
+ *   - few input channels (a network's stem: 3 channels, 3x3 or 7x7,
+ *     stride 2): as an implicit GEMM such a layer has K = C * kh * kw =
+ *     27 or 147, and gathering B (im2col, strided) costs about as much as
+ *     the product itself;
+ *   - dilated taps and kernels of 5x5 or more, of any width: im2col
+ *     copies each input kh * kw times with gaps and zero runs that break
+ *     its copies into short pieces (a third of the time of a dilated
+ *     64-channel layer went to im2col), while here every tap of a row of
+ *     outputs is one contiguous run read in place.
+ * Each task takes a band of output rows of one image:
  *   1. the input rows the band reads are split once into their stride
  *      phases, zero-padded (rowsplit.h), so that tap (c, ky, kx) of
  *      consecutive outputs is a contiguous run;
  *   2. for each output row and each block of 8 output channels, the
  *      ISA's cdir_row sums the C * kh * kw taps in registers, every tap
  *      loaded once for the 8 channels, with the bias and the activation
- *      applied before its one store.
- * The weights are laid out once per run as [M / 8][K][8].
+ *      applied before its one store; with a residual, the bias goes in
+ *      there and the residual and activation follow over the row of all
+ *      M channels while it is in L1 (the ISA's epi_tile).
+ * Groups (ResNeXt's) run as G such layers over the same split rows.
+ * The weights are laid out once per run as [G][Mg / 8][K][8], K the
+ * taps of a group.
  */
 #include "kernels/cpu/conv.h"
 
@@ -30,17 +39,73 @@
 /* A band's split input rows at most this. */
 #define DIR_BAND_BYTES ((size_t)192 << 10)
 
+static int dir_few_channels(const sm_conv_geom *g)
+{
+    return g->G == 1 && g->C <= 4 && !g->has_r && g->K <= 256;
+}
+
+/* The share of the outputs cdir_row computes that are real, over a
+ * whole plane, in runs of 32 (the widest ISA's vector pair): row by row,
+ * or flat (dir_flat) where that wastes less. */
+static double dir_fill(const sm_conv_geom *g)
+{
+    int64_t rowwise = (g->OW + 31) / 32 * 32;
+    double fill = (double)g->OW / (double)rowwise;
+    if (g->sh == 1 && g->sw == 1) {
+        int64_t rl = g->OW + (g->kw - 1) * g->dw; /* a padded row */
+        int64_t run = (g->OH - 1) * rl + g->OW;
+        double flat = (double)(g->OH * g->OW) / (double)((run + 31) / 32 * 32);
+        fill = flat > fill ? flat : fill;
+    }
+    return fill;
+}
+
+/* Stems (few input channels); dilated taps and kernels of 5x5 and up of
+ * any width; and other stride-1 kernels on 32 input channels or fewer
+ * (per group: ResNeXt's grouped 3x3 layers, not depthwise ones),
+ * where Winograd's transforms and im2col cost more than its multiplies
+ * save (ResNet blocks of 16 and 32 channels on 32 x 32 and 16 x 16
+ * planes, batch 16, 1 thread: 1.4 -> 0.9 and 1.2 -> 0.85 ms a layer;
+ * with 64 channels Winograd stays ahead, 1.2 against 2.3 ms at 56 x 56).
+ * All of them only where at least 4/5 of the outputs computed are real
+ * (dir_fill): not 8 x 8 or 7 x 7 planes, nor stride-2 rows of 33 to 39
+ * outputs. See the file's comment. */
 int sm_conv_direct_wanted(const sm_conv_geom *g)
 {
-    return g->G == 1 && g->C <= 4 && !g->has_r && g->OW >= 16 && g->K <= 256 &&
-           g->sh <= SM_ROWSPLIT_MAX_S && g->sw <= SM_ROWSPLIT_MAX_S;
+    if ((g->Cg == 1 && g->G > 1) || g->sh > SM_ROWSPLIT_MAX_S ||
+        g->sw > SM_ROWSPLIT_MAX_S)
+        return 0;
+    if (dir_few_channels(g))
+        return g->OW >= 16;
+    if (dir_fill(g) < 0.8)
+        return 0;
+    if (g->dh > 1 || g->dw > 1 || g->kh * g->kw >= 25)
+        return 1;
+    return g->sh == 1 && g->sw == 1 && g->kh * g->kw > 1 && g->Cg <= 32;
+}
+
+const char *sm_conv_direct_why(const sm_conv_geom *g)
+{
+    if (dir_few_channels(g))
+        return "few input channels: taps read straight from the input";
+    if (g->dh > 1 || g->dw > 1 || g->kh * g->kw >= 25)
+        return "dilated or 5x5 and larger: every tap a contiguous run of the "
+               "input, no im2col copies";
+    return g->G > 1 ? "grouped, 32 input channels a group or fewer: no "
+                      "im2col copies"
+                    : "32 input channels or fewer: Winograd's transforms and "
+                      "im2col would cost more than the multiplies they save";
 }
 
 typedef struct dir_lay {
     sm_rowsplit rs;
-    int64_t rl;   /* floats per split row (its phases and slack) */
+    int flat;     /* stride 1: the band as one run of rows rl apart */
+    int64_t rl;   /* floats per split row (its phases, and slack unless flat) */
     int64_t band; /* output rows per task */
-    int64_t mblocks;
+    int64_t mpg;  /* blocks of 8 output channels per group */
+    int64_t mblocks; /* G * mpg */
+    int64_t obuf;    /* flat: floats per channel of the output scratch */
+    size_t taps_at;  /* bytes into a thread's scratch */
     size_t per_thread, shared; /* bytes */
 } dir_lay;
 
@@ -49,12 +114,26 @@ static int64_t band_in_rows(const sm_conv_geom *g, int64_t bo)
     return (bo - 1) * g->sh + (g->kh - 1) * g->dh + 1;
 }
 
+/* Whether a stride-1 layer runs flat: its band's split rows, rl apart,
+ * form one run in which output (oy, ox) is element oy * rl + ox of every
+ * tap's run, so one cdir_row call sweeps all the band's rows and only
+ * the rl - OW columns past each row's end are computed for nothing.
+ * Chosen where that wastes less than rounding each row up to 32 outputs
+ * (the widest ISA's vector pair): narrow planes (16, 8 or 56 wide). */
+static int dir_flat(const sm_conv_geom *g, int64_t rl)
+{
+    int64_t rowwise = (g->OW + 31) / 32 * 32;
+    return g->sh == 1 && g->sw == 1 && rl < rowwise;
+}
+
 static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
                          int threads, dir_lay *l)
 {
     sm_rowsplit_init(&l->rs, g->OW, g->kw, g->sw, g->dw, g->pw, g->W,
                      ops ? ops->gather2 : NULL);
-    l->rl = sm_rowsplit_len(&l->rs) + DIR_SLACK;
+    int64_t len = sm_rowsplit_len(&l->rs);
+    l->flat = dir_flat(g, len);
+    l->rl = l->flat ? len : len + DIR_SLACK;
     /* about 4 bands a thread, each within DIR_BAND_BYTES */
     int64_t want = 4 * (threads < 1 ? 1 : threads);
     int64_t per_img = (want + g->N - 1) / g->N;
@@ -65,10 +144,20 @@ static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
                DIR_BAND_BYTES)
         bo = (bo + 1) / 2;
     l->band = bo;
-    l->mblocks = (g->M + DIR_MB - 1) / DIR_MB;
-    size_t floats =
-        (size_t)(g->C * band_in_rows(g, bo) * l->rl + g->OW + DIR_SLACK);
-    l->per_thread = (floats * sizeof(float) + 63) & ~(size_t)63;
+    l->mpg = (g->Mg + DIR_MB - 1) / DIR_MB;
+    l->mblocks = g->G * l->mpg;
+    /* flat: the run reads up to a row (the last tap's offset) and a vector
+     * pair past the last channel's rows, and writes a scratch of 8
+     * channels of bo rows; else a spare output row for channels past M */
+    l->obuf = bo * l->rl + DIR_SLACK;
+    size_t floats = (size_t)(g->C * band_in_rows(g, bo) * l->rl) +
+                    (l->flat ? (size_t)(l->rl + DIR_SLACK + DIR_MB * l->obuf)
+                             : (size_t)(g->OW + DIR_SLACK));
+    /* the split rows, the output scratch, then the K tap pointers */
+    l->taps_at = (floats * sizeof(float) + 63) & ~(size_t)63;
+    l->per_thread =
+        (l->taps_at + (size_t)(g->C * g->kh * g->kw) * sizeof(float *) + 63) &
+        ~(size_t)63;
     size_t wfl = (size_t)(l->mblocks * DIR_MB * (g->K + 1));
     l->shared = (wfl * sizeof(float) + 63) & ~(size_t)63;
 }
@@ -87,9 +176,43 @@ typedef struct dir_job {
     dir_lay l;
     const float *x, *wpk, *bpk; /* packed weights and bias */
     sm_gemm_epi e;
+    const float *res; /* the residual, or NULL */
     float *y;
     char *ws; /* per-thread scratch */
 } dir_job;
+
+/* Step 1 of a task: the C * nr input rows of band rows starting at Y0
+ * (input row Y0 - ph and on), split and padded, rl apart per row and
+ * nin rows per channel. */
+static void dir_split(const dir_job *J, int64_t n, int64_t Y0, int64_t nr,
+                      int64_t nin, float *rows)
+{
+    const sm_conv_geom *g = J->g;
+    const dir_lay *l = &J->l;
+    for (int64_t c = 0; c < g->C; c++) {
+        const float *xc = J->x + (n * g->C + c) * g->H * g->W;
+        for (int64_t r = 0; r < nr; r++) {
+            int64_t iy = Y0 + r - g->ph;
+            float *d = rows + (c * nin + r) * l->rl;
+            if (iy < 0 || iy >= g->H)
+                sm_rowsplit_fill(&l->rs, 0.0f, d);
+            else
+                sm_rowsplit_row(&l->rs, xc + iy * g->W, 0.0f, d);
+        }
+    }
+}
+
+/* The residual and the activation over output rows [oy, oy + rows) of
+ * image n, all M channels (cdir_row stored them with the bias only). */
+static void dir_residual(const dir_job *J, int64_t n, int64_t oy, int64_t rows)
+{
+    const sm_conv_geom *g = J->g;
+    sm_gemm_epi re = J->e;
+    re.t[0] = (sm_epi_term){0};
+    re.t[1] = (sm_epi_term){J->res + n * g->r_sn, g->r_sm, g->r_sp, 1.0f};
+    J->ops->epi_tile(&re, J->y + n * g->M * g->OH * g->OW + oy * g->OW,
+                     g->OH * g->OW, 0, oy * g->OW, g->M, rows * g->OW);
+}
 
 /* Tasks [begin, end): (image, band of output rows). */
 static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
@@ -97,26 +220,52 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
     const dir_job *J = arg;
     const sm_conv_geom *g = J->g;
     const dir_lay *l = &J->l;
-    float *rows = (float *)(J->ws + (size_t)tid * l->per_thread);
+    char *mine = J->ws + (size_t)tid * l->per_thread;
+    float *rows = (float *)mine;
     int64_t nin = band_in_rows(g, l->band);
     float *spare = rows + g->C * nin * l->rl;
     int64_t bands = (g->OH + l->band - 1) / l->band;
-    const float *taps[256];
+    const float **taps = (const float **)(void *)(mine + l->taps_at);
+    /* with a residual the rows are stored with the bias only; the
+     * residual term and the activation follow (dir_residual) */
+    int act = J->res ? 0 : J->e.act;
     for (int64_t t = begin; t < end; t++) {
         int64_t n = t / bands, oy0 = t % bands * l->band;
         int64_t bo = g->OH - oy0 < l->band ? g->OH - oy0 : l->band;
-        int64_t Y0 = oy0 * g->sh, nr = band_in_rows(g, bo);
-        /* step 1: the band's padded input rows, split */
-        for (int64_t c = 0; c < g->C; c++) {
-            const float *xc = J->x + (n * g->C + c) * g->H * g->W;
-            for (int64_t r = 0; r < nr; r++) {
-                int64_t iy = Y0 + r - g->ph;
-                float *d = rows + (c * nin + r) * l->rl;
-                if (iy < 0 || iy >= g->H)
-                    sm_rowsplit_fill(&l->rs, 0.0f, d);
-                else
-                    sm_rowsplit_row(&l->rs, xc + iy * g->W, 0.0f, d);
+        int64_t nr = band_in_rows(g, bo);
+        dir_split(J, n, oy0 * g->sh, nr, nin, rows);
+        if (l->flat) {
+            /* the slack the last channel's run reads past its rows */
+            float *obuf = spare + l->rl + DIR_SLACK;
+            memset(spare, 0, (size_t)(l->rl + DIR_SLACK) * sizeof(float));
+            int nt = 0;
+            for (int64_t c = 0; c < g->C; c++)
+                for (int64_t ky = 0; ky < g->kh; ky++)
+                    for (int64_t kx = 0; kx < g->kw; kx++)
+                        taps[nt++] = rows + (c * nin + ky * g->dh) * l->rl +
+                                     sm_rowsplit_tap(&l->rs, kx);
+            int64_t run = (bo - 1) * l->rl + g->OW;
+            for (int64_t b = 0; b < l->mblocks; b++) {
+                int64_t grp = b / l->mpg, m0 = b % l->mpg * DIR_MB;
+                float *yp[DIR_MB];
+                for (int m = 0; m < DIR_MB; m++)
+                    yp[m] = obuf + m * l->obuf;
+                J->ops->cdir_row(
+                    taps + grp * g->K, (int)g->K, J->wpk + b * g->K * DIR_MB,
+                    J->bpk + b * DIR_MB, act, J->e.act_a, J->e.act_b, yp, run);
+                for (int m = 0; m < DIR_MB && m0 + m < g->Mg; m++) {
+                    float *yc =
+                        J->y +
+                        ((n * g->M + grp * g->Mg + m0 + m) * g->OH + oy0) *
+                            g->OW;
+                    for (int64_t r = 0; r < bo; r++)
+                        memcpy(yc + r * g->OW, yp[m] + r * l->rl,
+                               (size_t)g->OW * sizeof(float));
+                }
             }
+            if (J->res)
+                dir_residual(J, n, oy0, bo);
+            continue;
         }
         /* step 2: every output row, 8 channels at a time */
         for (int64_t oy = oy0; oy < oy0 + bo; oy++) {
@@ -129,50 +278,61 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
                     for (int64_t kx = 0; kx < g->kw; kx++)
                         taps[nt++] = row + sm_rowsplit_tap(&l->rs, kx);
                 }
-            for (int64_t mb = 0; mb < l->mblocks; mb++) {
+            for (int64_t b = 0; b < l->mblocks; b++) {
+                int64_t grp = b / l->mpg, m0 = b % l->mpg * DIR_MB;
                 float *yp[DIR_MB];
                 for (int m = 0; m < DIR_MB; m++) {
-                    int64_t ch = mb * DIR_MB + m;
-                    yp[m] = ch < g->M
+                    int64_t ch = grp * g->Mg + m0 + m;
+                    yp[m] = m0 + m < g->Mg
                                 ? J->y + ((n * g->M + ch) * g->OH + oy) * g->OW
                                 : spare;
                 }
-                J->ops->cdir_row(taps, nt, J->wpk + mb * g->K * DIR_MB,
-                                 J->bpk + mb * DIR_MB, J->e.act, J->e.act_a,
+                J->ops->cdir_row(taps + grp * g->K, (int)g->K,
+                                 J->wpk + b * g->K * DIR_MB,
+                                 J->bpk + b * DIR_MB, act, J->e.act_a,
                                  J->e.act_b, yp, g->OW);
             }
+            if (J->res)
+                dir_residual(J, n, oy, 1);
         }
     }
 }
 
 smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const sm_conv_geom *g, const float *x,
-                            const float *w, const float *bias,
+                            const float *w, const float *bias, const float *res,
                             const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
                             void *ws, size_t ws_bytes)
 {
     int threads = sm_threadpool_size(tp);
-    dir_job J = {.ops = ops, .g = g, .x = x, .e = *epi, .y = y};
+    dir_job J = {.ops = ops,
+                 .g = g,
+                 .x = x,
+                 .e = *epi,
+                 .res = g->has_r ? res : NULL,
+                 .y = y};
     dir_geometry(ops, g, threads, &J.l);
-    if (g->K > 256 || epi->alpha != 1.0f)
+    if (g->K > INT32_MAX || epi->alpha != 1.0f || (g->has_r && !res))
         return sm_err(ctx, SMELT_ERR_RUNTIME,
-                      "direct convolution: %lld taps or a scaled epilogue",
+                      "direct convolution: %lld taps, a scaled epilogue or "
+                      "a missing residual",
                       (long long)g->K);
     void *own;
     char *base = sm_cpu_scratch(ws, ws_bytes,
                                 sm_conv_direct_workspace(g, threads), &own);
     if (!base)
         return sm_err_nomem(ctx);
-    /* weights [M, K] as [M / 8][K][8] and the bias as [M / 8][8], zero
-     * past M */
+    /* weights [M, K] as [G][Mg / 8][K][8] and the bias as [G][Mg / 8][8],
+     * zero past Mg */
     float *wpk = (float *)base, *bpk = wpk + J.l.mblocks * DIR_MB * g->K;
-    for (int64_t mb = 0; mb < J.l.mblocks; mb++)
+    for (int64_t b = 0; b < J.l.mblocks; b++)
         for (int m = 0; m < DIR_MB; m++) {
-            int64_t ch = mb * DIR_MB + m;
+            int64_t j = b % J.l.mpg * DIR_MB + m;
+            int64_t ch = b / J.l.mpg * g->Mg + j;
             for (int64_t k = 0; k < g->K; k++)
-                wpk[(mb * g->K + k) * DIR_MB + m] =
-                    ch < g->M ? w[ch * g->K + k] : 0.0f;
-            bpk[mb * DIR_MB + m] = ch < g->M && bias ? bias[ch] : 0.0f;
+                wpk[(b * g->K + k) * DIR_MB + m] =
+                    j < g->Mg ? w[ch * g->K + k] : 0.0f;
+            bpk[b * DIR_MB + m] = j < g->Mg && bias ? bias[ch] : 0.0f;
         }
     J.wpk = wpk;
     J.bpk = bpk;
