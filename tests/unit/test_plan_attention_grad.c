@@ -307,6 +307,56 @@ static void test_mask_grad_reference(void **state)
     smelt_ctx_free(ctx);
 }
 
+/* Malformed AttentionGrad nodes fail type inference with a message
+ * naming the op and what is wrong, never crash. */
+static void test_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *ir, *want;
+    } bad[] = {
+        {"graph a(%q: f32[1,2,3,4], %k: f32[1,2,5,4], %v: f32[1,2,5,4], "
+         "%o: f32[1,2,3,5], %dy: f32[1,2,3,4]) {\n"
+         "  %dq, %dk, %dv = AttentionGrad(%q, %k, %v, %o, %dy) "
+         "{scale = 0.5}\n  return %dq\n}\n",
+         "O is"},
+        {"graph a(%q: f32[1,2,3,4], %k: f32[1,2,5,4], %v: f32[1,2,5,4], "
+         "%o: f32[1,2,3,4], %dy: f32[1,2,3,4]) {\n"
+         "  %dq, %dk, %dv, %dm = AttentionGrad(%q, %k, %v, %o, %dy) "
+         "{scale = 0.5}\n  return %dq\n}\n",
+         "fourth output"},
+        {"graph a(%q: f32[1,2,3,4], %k: f32[1,2,5,4], %v: f32[1,2,5,4], "
+         "%o: f32[1,2,3,4], %dy: f32[1,2,3,4], %m: bool[3,5]) {\n"
+         "  %dq, %dk, %dv, %dm = AttentionGrad(%q, %k, %v, %o, %dy, %m) "
+         "{scale = 0.5}\n  return %dq\n}\n",
+         "fourth output"},
+        {"graph a(%q: f32[1,3,3,4], %k: f32[1,2,5,4], %v: f32[1,2,5,4], "
+         "%o: f32[1,3,3,4], %dy: f32[1,3,3,4]) {\n"
+         "  %dq, %dk, %dv = AttentionGrad(%q, %k, %v, %o, %dy) "
+         "{scale = 0.5}\n  return %dq\n}\n",
+         "not a multiple"},
+        {"graph a(%q: f32[1,2,3,4], %k: f32[1,2,5,4], %v: f32[1,2,5,4], "
+         "%o: f32[1,2,3,4], %dy: f32[1,2,3,4], %m: f32[4,5]) {\n"
+         "  %dq, %dk, %dv = AttentionGrad(%q, %k, %v, %o, %dy, %m) "
+         "{scale = 0.5}\n  return %dq\n}\n",
+         "does not broadcast"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        smelt_ctx_t *ctx = smelt_ctx_init();
+        smelt_graph_t *g = NULL;
+        smelt_status st =
+            smelt_graph_parse(ctx, bad[i].ir, strlen(bad[i].ir), "t.ir", &g);
+        if (st == SMELT_OK)
+            st = smelt_graph_infer(ctx, g);
+        assert_int_not_equal(st, SMELT_OK);
+        const char *msg = smelt_ctx_error(ctx);
+        if (!strstr(msg, "AttentionGrad") || !strstr(msg, bad[i].want))
+            fail_msg("case %zu: message '%s' lacks '%s'", i, msg, bad[i].want);
+        smelt_graph_free(g);
+        smelt_ctx_free(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_masked_row),
         cmocka_unit_test(test_workspace_linear),
         cmocka_unit_test(test_mask_grad_reference),
+        cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
