@@ -3937,8 +3937,95 @@ def gen_attention():
     at("float_min_row", (1, 2, 3, 4), (1, 2, 4, 4), (1, 2, 4, 4), mask=m)
 
 
+def attention_grad_ref(q, k, v, do, scale, mask=None, causal=False):
+    """AttentionGrad as ops.def's comment defines it, in float64: the
+    scores recomputed, dS = P * (dP - rowsum(P * dP)), dK and dV summed
+    over each kv head's query heads, dMask summed to the mask's shape; a
+    fully masked row has a zero dQ row and adds nothing elsewhere."""
+    q, k, v, do = d(q), d(k), d(v), d(do)
+    hkv = k.shape[1]
+    g = q.shape[1] // hkv
+    kr, vr = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    s = scale * (q @ np.swapaxes(kr, -1, -2))
+    if mask is not None and mask.dtype == BOOL:
+        s = np.where(mask, s, -np.inf)
+    elif mask is not None:
+        s = s + d(mask)
+    if causal:
+        tq, tk = s.shape[-2], s.shape[-1]
+        keep = np.arange(tk)[None, :] <= np.arange(tq)[:, None] + (tk - tq)
+        s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    dead = ~np.isfinite(m)
+    e = np.exp(s - np.where(dead, 0.0, m))
+    p = np.where(dead, 0.0, e / np.where(dead, 1.0, e.sum(-1, keepdims=True)))
+    dp = do @ np.swapaxes(vr, -1, -2)
+    ds = p * (dp - (p * dp).sum(-1, keepdims=True))
+    dq = scale * (ds @ kr)
+    dk = scale * (np.swapaxes(ds, -1, -2) @ q)
+    dv = np.swapaxes(p, -1, -2) @ do
+    b = q.shape[0]
+    dk = dk.reshape(b, hkv, g, *dk.shape[2:]).sum(2)
+    dv = dv.reshape(b, hkv, g, *dv.shape[2:]).sum(2)
+    dm = None
+    if mask is not None and mask.dtype != BOOL:
+        dm = ds
+        while dm.ndim > mask.ndim:
+            dm = dm.sum(0)
+        for ax in range(mask.ndim):
+            if mask.shape[ax] == 1:
+                dm = dm.sum(ax, keepdims=True)
+    return dq, dk, dv, dm
+
+
+def gen_attention_grad():
+    # AttentionGrad (Attention's backward): plain; grouped and multi-query
+    # heads with Dv != D; float masks broadcast and full, with and without
+    # their gradient (the fourth output); bool mask with a fully masked
+    # row (zero gradient there); causal, bottom-right aligned and with a
+    # mask; f64
+    seed("AttentionGrad")
+
+    def ag(cname, qs, ks, vs, scale=0.5, mask=None, causal=False, dt=f32,
+           dmask=False):
+        q, k, v = rf(*qs, dt=dt), rf(*ks, dt=dt), rf(*vs, dt=dt)
+        o = like(attention_ref(q, k, v, scale, mask, causal), q)
+        o = np.nan_to_num(o, nan=0.0).astype(dt)
+        do = rf(*o.shape, dt=dt)
+        attrs = {"scale": float(scale)}
+        if causal:
+            attrs["causal"] = 1
+        dq, dk, dv, dm = attention_grad_ref(q, k, v, do, scale, mask, causal)
+        outs = [like(dq, q), like(dk, k), like(dv, v)]
+        if dmask:
+            outs.append(like(dm, mask))
+        case("AttentionGrad", cname, [q, k, v, o, do] +
+             ([mask] if mask is not None else []), outs, attrs)
+
+    ag("plain", (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4))
+    ag("grouped", (1, 4, 3, 4), (1, 2, 7, 4), (1, 2, 7, 3), scale=0.3)
+    ag("grouped_mqa", (2, 3, 2, 2), (2, 1, 4, 2), (2, 1, 4, 3))
+    ag("mask_2d", (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4),
+       mask=rf(3, 5, lo=-3, hi=1), dmask=True)
+    ag("mask_keys", (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4),
+       mask=rf(2, 1, 1, 5, lo=-3, hi=1), dmask=True)
+    ag("mask_full_nograd", (1, 2, 3, 4), (1, 2, 4, 4), (1, 2, 4, 4),
+       mask=rf(1, 2, 3, 4, lo=-3, hi=1))
+    m = np.ones((1, 1, 3, 4), BOOL)
+    m[0, 0, 1, :] = False
+    m[0, 0, 2, 0] = False
+    ag("mask_bool_masked_row", (1, 2, 3, 4), (1, 2, 4, 4), (1, 2, 4, 4),
+       mask=m)
+    ag("causal", (1, 2, 5, 4), (1, 2, 5, 4), (1, 2, 5, 4), causal=True)
+    ag("causal_bottom_right", (2, 1, 3, 4), (2, 1, 6, 4), (2, 1, 6, 4),
+       causal=True)
+    ag("causal_mask", (1, 2, 4, 3), (1, 2, 4, 3), (1, 2, 4, 3),
+       mask=rf(4, 4, lo=-1, hi=1), causal=True, dmask=True)
+    ag("f64", (1, 2, 3, 5), (1, 2, 4, 5), (1, 2, 4, 5), scale=0.25, dt=f64)
+
+
 GENERATORS_INDEX = [
-    gen_attention, gen_gatherelements, gen_gathernd, gen_scatterelements, gen_scatternd,
+    gen_attention, gen_attention_grad, gen_gatherelements, gen_gathernd, gen_scatterelements, gen_scatternd,
     gen_topk, gen_nonzero, gen_onehot, gen_cumsum, gen_trilu, gen_eyelike,
     gen_depthtospace, gen_resize, gen_upsample, gen_size, gen_compress,
     gen_reversesequence, gen_unique, gen_rnn, gen_nms, gen_roialign,

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `smelt grad` against PyTorch's autograd on models exported from PyTorch
 # (scripts/gen_grad_models.py: an MLP, a CNN with BatchNorm in eval mode,
-# a transformer encoder layer, and an MLP of bare matrices whose ops had
+# a transformer encoder layer - as exported and with its attention fused
+# into one Attention node - and an MLP of bare matrices whose ops had
 # rules first). Each model's gradients are computed as a
 # compiled plan (the default) and on the reference interpreter, and every
 # gradient PyTorch has must lie within 1e-4 of it, relative to its
@@ -38,19 +39,36 @@ fi
 
 fail=0
 skip=0
-for m in mlp cnn transformer matmul_mlp; do
+# transformer_fused: the encoder layer with its attention fused first
+# (smelt opt --passes=fuse_attention: one Attention node, initializers
+# untouched), so its gradient runs through Attention's rule and the
+# AttentionGrad kernel; PyTorch's gradients are the layer's own.
+if ! "$SMELT" opt "$CACHE/transformer.onnx" --passes=fuse_attention \
+    -o "$T/transformer_fused.ir" >"$T/opt.out" 2>&1 ||
+    [ "$(grep -c '= Attention(' "$T/transformer_fused.ir")" -ne 1 ]; then
+    echo "FAIL transformer_fused: fuse_attention did not make one Attention node"
+    cat "$T/opt.out"
+    fail=$((fail + 1))
+fi
+for m in mlp cnn transformer transformer_fused matmul_mlp; do
+    file="$CACHE/$m.onnx"
+    base=$m
+    if [ "$m" = transformer_fused ]; then
+        file="$T/transformer_fused.ir"
+        base=transformer
+    fi
     for mode in plan reference; do
         flag=
         [ "$mode" = reference ] && flag=--reference
         out="$T/$m.$mode"
         # shellcheck disable=SC2086
-        if ! "$SMELT" grad "$CACHE/$m.onnx" --input "x=$CACHE/${m}_input_0.npy" \
+        if ! "$SMELT" grad "$file" --input "x=$CACHE/${base}_input_0.npy" \
             --output-dir "$out" $flag >"$T/run.out" 2>"$T/run.err"; then
             if grep -q "has no gradient rule yet" "$T/run.err"; then
                 # every op without a rule that a gradient flows through,
                 # not only the first the backward walk met
                 ops=$("$PY" "$ROOT/tests/models/grad_path_ops.py" \
-                    "$CACHE/$m.onnx" "$ROOT/src/ir/ops.def")
+                    "$CACHE/$base.onnx" "$ROOT/src/ir/ops.def")
                 echo "SKIP $m: ops without a gradient rule: $ops"
                 skip=$((skip + 1))
                 break
@@ -61,7 +79,7 @@ for m in mlp cnn transformer matmul_mlp; do
             continue
         fi
         sed "s/^/$m ($mode): /" "$T/run.out"
-        if ! "$PY" - "$CACHE/${m}_grads" "$out" "$TOL" "$m ($mode)" <<'PYEOF'
+        if ! "$PY" - "$CACHE/${base}_grads" "$out" "$TOL" "$m ($mode)" <<'PYEOF'
 import os
 import sys
 

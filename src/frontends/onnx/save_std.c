@@ -46,7 +46,7 @@ int sm_onnx_is_smelt_op(sm_op op, int64_t opset)
 {
     return op == SM_OP_FusedConv || op == SM_OP_FusedGemm ||
            op == SM_OP_FusedElementwise || op == SM_OP_Attention ||
-           (op == SM_OP_Gelu && opset < 20);
+           op == SM_OP_AttentionGrad || (op == SM_OP_Gelu && opset < 20);
 }
 
 /* Whether n is decomposed when written with S's options. */
@@ -624,6 +624,18 @@ int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
     if (n->op == SM_OP_FusedElementwise)
         return n->n_blocks == 1 ? inline_body(S, n, gp, depth)
                                 : sm_onnx_save_node(S, n, gp, depth) != NULL;
+    if (n->op == SM_OP_AttentionGrad) {
+        /* a joint graph's backward node: the standard form of a model is
+         * its forward, which the gradient is built from again */
+        if (!S->err)
+            S->err = sm_err(S->ctx, SMELT_ERR_UNSUPPORTED,
+                            "onnx: %s (AttentionGrad): Attention's gradient "
+                            "has no standard ONNX form; write it in domain "
+                            "ai.smelt (without --onnx-standard) or export "
+                            "the forward graph",
+                            n->out[0]->name);
+        return 0;
+    }
     chain c = {S, gp, n, n->out[0]->type.dtype};
     if (c.dt == SMELT_DTYPE_UNDEFINED && n->in[0])
         c.dt = n->in[0]->type.dtype;

@@ -61,4 +61,12 @@ size_t sm_cpu_attention_ws(const sm_cpu_ops *ops, int64_t head_dim,
 int sm_cpu_attention(const sm_cpu_ops *ops, const sm_attn_args *a, void *ws,
                      size_t ws_bytes, sm_threadpool *tp);
 
+/* The sizes of an Attention node's Q, K, V and mask (dims[3] NULL when
+ * there is none; n_in > 3 when there may be) into a, mask strides
+ * included; 0 when they are not what the kernels take (rank-4 operands
+ * that fit together, a mask of rank <= 4 broadcasting onto the scores).
+ * Shared by the forward's and the backward's plan hooks. */
+int sm_cpu_attn_dims(int n_in, const int64_t *const *dims, const int *ndim,
+                     sm_attn_args *a);
+
 #endif

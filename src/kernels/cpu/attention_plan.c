@@ -10,9 +10,7 @@
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/registry.h"
 
-/* The sizes of an Attention node as the kernel needs them, from the
- * operands' dims; 0 when they are not what it takes. */
-static int attn_dims(int n_in, const int64_t *const *dims, const int *ndim,
+int sm_cpu_attn_dims(int n_in, const int64_t *const *dims, const int *ndim,
                      sm_attn_args *a)
 {
     for (int i = 0; i < 3; i++)
@@ -55,7 +53,7 @@ int sm_cpu_attn_supports(const sm_kernel_desc *d)
     }
     sm_attn_args a;
     if (d->out[0].dtype != SMELT_DTYPE_F32 || !dims[0] || !dims[1] ||
-        !dims[2] || d->n_in > 4 || !attn_dims(d->n_in, dims, ndim, &a))
+        !dims[2] || d->n_in > 4 || !sm_cpu_attn_dims(d->n_in, dims, ndim, &a))
         return 0;
     /* sizes the kernel's check accepts (positive, lengths within 2^24);
      * pointers are not known yet */
@@ -86,7 +84,7 @@ smelt_status sm_cpu_attn_run(const sm_cpu_ops *ops, const sm_kargs *a,
     int ndim[4] = {a->in[0]->ndim, a->in[1]->ndim, a->in[2]->ndim,
                    mask ? mask->ndim : 0};
     sm_attn_args x;
-    if (!attn_dims(a->n_in, dims, ndim, &x))
+    if (!sm_cpu_attn_dims(a->n_in, dims, ndim, &x))
         return sm_err(a->ctx, SMELT_ERR_SHAPE,
                       "%s: Q, K, V and the mask do not have the shapes the "
                       "plan was made for",

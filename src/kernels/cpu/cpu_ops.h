@@ -18,7 +18,8 @@
 
 #include "kernels/cpu/cpuid.h"
 
-struct sm_attn_args; /* attention.h */
+struct sm_attn_args;      /* attention.h */
+struct sm_attn_grad_args; /* attention_grad.h */
 
 /* A strided f32 matrix view: element (r, c) is p[r * rs + c * cs]. */
 typedef struct sm_matf {
@@ -213,6 +214,11 @@ typedef struct sm_cpu_ops {
      * floats, 64-byte aligned (attention.c). */
     void (*attn_block)(const struct sm_attn_args *a, int64_t b, int64_t h,
                        int64_t i0, float *ws);
+    /* The attention backward's task (batch b, kv head hk): that kv
+     * head's dK and dV and its query heads' dQ rows, with ws of
+     * sm_cpu_attention_grad_ws_floats floats (attention_grad.inc.h). */
+    void (*attn_grad_task)(const struct sm_attn_grad_args *a, int64_t b,
+                           int64_t hk, float *ws);
 } sm_cpu_ops;
 
 extern const sm_cpu_ops sm_cpu_ops_avx512;

@@ -31,6 +31,7 @@
 #include "kernels/cpu/rows.inc.h"
 #include "kernels/cpu/conv_winograd.inc.h"
 #include "kernels/cpu/attention.inc.h"
+#include "kernels/cpu/attention_grad.inc.h"
 #include "kernels/cpu/isa_table.inc.h"
 #else
 /* Built without the ISA's flags (not x86-64): a table no CPU selects. */

@@ -22,4 +22,5 @@
 #include "kernels/cpu/rows.inc.h"
 #include "kernels/cpu/conv_winograd.inc.h"
 #include "kernels/cpu/attention.inc.h"
+#include "kernels/cpu/attention_grad.inc.h"
 #include "kernels/cpu/isa_table.inc.h"

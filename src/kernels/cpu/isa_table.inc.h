@@ -46,4 +46,5 @@ const sm_cpu_ops SM_ISA_CAT(sm_cpu_ops_, SM_ISA_SUFFIX) = {
     .wino_out = wino_out,
     .attn_bq = ATT_BQ,
     .attn_block = attn_block,
+    .attn_grad_task = attn_grad_task,
 };

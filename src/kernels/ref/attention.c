@@ -21,26 +21,19 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "kernels/ops.h"
+#include "kernels/ref/attention.h"
 #include "kernels/ref/ref_util.h"
 
-/* The dims of one call, from the concrete inputs. */
-typedef struct attn_dims {
-    int64_t b, hq, hkv, tq, tk, d, dv;
-} attn_dims;
-
-/* Reads and checks the concrete shapes (the shape function checked the
- * graph's types; this keeps the loops in bounds whatever they were). */
-static smelt_status read_dims(const sm_kargs *a, attn_dims *m)
+smelt_status sm_ref_attn_dims(const sm_kargs *a, const sm_tensor *q,
+                              const sm_tensor *k, const sm_tensor *v,
+                              sm_ref_attn_size *m)
 {
-    const sm_tensor *q = a->in[0], *k = a->in[1], *v = a->in[2];
-    const sm_tensor *y = a->out[0];
-    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 || y->ndim != 4)
+    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4)
         return sm_err(a->ctx, SMELT_ERR_SHAPE,
-                      "%s: Q, K, V and the output must be 4-D, got ranks "
-                      "%d, %d, %d and %d",
-                      a->op_name, q->ndim, k->ndim, v->ndim, y->ndim);
-    *m = (attn_dims){q->dims[0], q->dims[1], k->dims[1], q->dims[2],
-                     k->dims[2], q->dims[3], v->dims[3]};
+                      "%s: Q, K and V must be 4-D, got ranks %d, %d and %d",
+                      a->op_name, q->ndim, k->ndim, v->ndim);
+    *m = (sm_ref_attn_size){q->dims[0], q->dims[1], k->dims[1], q->dims[2],
+                            k->dims[2], q->dims[3], v->dims[3]};
     int ok = k->dims[0] == m->b && v->dims[0] == m->b && k->dims[3] == m->d &&
              v->dims[1] == m->hkv && v->dims[2] == m->tk &&
              (m->hkv > 0 ? m->hq % m->hkv == 0 : m->hq == 0);
@@ -54,24 +47,22 @@ static smelt_status read_dims(const sm_kargs *a, attn_dims *m)
                       (long long)k->dims[2], (long long)k->dims[3],
                       (long long)v->dims[0], (long long)v->dims[1],
                       (long long)v->dims[2], (long long)v->dims[3]);
-    if (y->dims[0] != m->b || y->dims[1] != m->hq || y->dims[2] != m->tq ||
-        y->dims[3] != m->dv)
-        return sm_bad_output(a, "[batch, q_heads, q_len, v_dim]");
     if (!sm_dtype_is_float(q->dtype) || k->dtype != q->dtype ||
-        v->dtype != q->dtype || y->dtype != q->dtype)
+        v->dtype != q->dtype)
         return sm_err(a->ctx, SMELT_ERR_TYPE,
-                      "%s: Q, K, V and the output must share one float dtype",
-                      a->op_name);
+                      "%s: Q, K and V must share one float dtype", a->op_name);
     return SMELT_OK;
 }
 
-/*
- * The mask's element strides over the scores' axes [B, Hq, Tq, Tk]
- * (right-aligned numpy broadcasting; 0 where the mask has size 1 or lacks
- * the axis). Fails when the mask does not broadcast onto the scores.
- */
-static smelt_status mask_strides(const sm_kargs *a, const sm_tensor *mask,
-                                 const attn_dims *m, int64_t st[4])
+int sm_ref_attn_is_output(const sm_tensor *t, const sm_ref_attn_size *m,
+                          smelt_dtype dt)
+{
+    return t->ndim == 4 && t->dims[0] == m->b && t->dims[1] == m->hq &&
+           t->dims[2] == m->tq && t->dims[3] == m->dv && t->dtype == dt;
+}
+
+smelt_status sm_ref_attn_mask_strides(const sm_kargs *a, const sm_tensor *mask,
+                                      const sm_ref_attn_size *m, int64_t st[4])
 {
     const int64_t want[4] = {m->b, m->hq, m->tq, m->tk};
     int ok = mask->ndim <= 4;
@@ -96,7 +87,7 @@ static smelt_status mask_strides(const sm_kargs *a, const sm_tensor *mask,
 
 /* What one query row needs besides the dims. */
 typedef struct attn_call {
-    attn_dims m;
+    sm_ref_attn_size m;
     double scale;
     int causal;
     const sm_tensor *q, *k, *v, *mask;
@@ -108,7 +99,7 @@ typedef struct attn_call {
 /* Query row i of head h in batch b: scores, softmax, weighted sum of V. */
 static void attend_row(attn_call *c, int64_t b, int64_t h, int64_t i)
 {
-    const attn_dims *m = &c->m;
+    const sm_ref_attn_size *m = &c->m;
     int64_t kh = h / (m->hq / m->hkv);
     int64_t qoff = ((b * m->hq + h) * m->tq + i) * m->d;
     int64_t kbase = (b * m->hkv + kh) * m->tk;
@@ -153,7 +144,9 @@ static void attend_row(attn_call *c, int64_t b, int64_t h, int64_t i)
 smelt_status sm_ref_attention(const sm_kargs *a)
 {
     attn_call c = {0};
-    SM_TRY(read_dims(a, &c.m));
+    SM_TRY(sm_ref_attn_dims(a, a->in[0], a->in[1], a->in[2], &c.m));
+    if (!sm_ref_attn_is_output(a->out[0], &c.m, a->in[0]->dtype))
+        return sm_bad_output(a, "[batch, q_heads, q_len, v_dim]");
     c.q = a->in[0];
     c.k = a->in[1];
     c.v = a->in[2];
@@ -162,7 +155,7 @@ smelt_status sm_ref_attention(const sm_kargs *a)
     c.scale = sm_attrs_float(&a->attrs, "scale", 1);
     c.causal = sm_attrs_int(&a->attrs, "causal", 0) != 0;
     if (c.mask)
-        SM_TRY(mask_strides(a, c.mask, &c.m, c.mst));
+        SM_TRY(sm_ref_attn_mask_strides(a, c.mask, &c.m, c.mst));
     if (c.y->numel == 0)
         return SMELT_OK;
     c.s = sm_malloc((size_t)(c.m.tk + c.m.dv) * sizeof *c.s);
