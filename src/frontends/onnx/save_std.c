@@ -46,7 +46,7 @@ int sm_onnx_is_smelt_op(sm_op op, int64_t opset)
 {
     return op == SM_OP_FusedConv || op == SM_OP_FusedGemm ||
            op == SM_OP_FusedElementwise || op == SM_OP_Attention ||
-           (op == SM_OP_Gelu && opset < 20);
+           op == SM_OP_FakeQuantize || (op == SM_OP_Gelu && opset < 20);
 }
 
 /* Whether n is decomposed when written with S's options. */
