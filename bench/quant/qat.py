@@ -89,8 +89,10 @@ class Pipeline:
         y = np.load(self.path("y_test.npy"))
         return float((self.logits(model).argmax(1) == y).mean())
 
-    def ort_logits(self, model):
-        """ONNX Runtime's logits on x_test, or None when not installed."""
+    def ort_logits(self, model, level="all"):
+        """ONNX Runtime's logits on x_test, or None when not installed;
+        level: its graphOptimizationLevel (disabled, basic, extended,
+        all)."""
         if not os.path.isdir(os.path.join(ORT_MODULES, "onnxruntime-node")):
             return None
         js = """
@@ -103,15 +105,16 @@ const ort = require(path.join(process.argv[2], 'onnxruntime-node'));
                   .filter(s => s.trim()).map(Number);
   const x = new Float32Array(b.buffer.slice(b.byteOffset + 10 + hl,
                                             b.byteOffset + b.length));
-  const s = await ort.InferenceSession.create(process.argv[3],
-                                              {logSeverityLevel: 3});
+  const s = await ort.InferenceSession.create(
+      process.argv[3], {logSeverityLevel: 3,
+                        graphOptimizationLevel: process.argv[6]});
   const r = await s.run({x: new ort.Tensor('float32', x, shape)});
   fs.writeFileSync(process.argv[5], Buffer.from(r.logits.data.buffer));
 })().catch(e => { console.error(e.message); process.exit(1); });
 """
         out = model + ".ort.bin"
         r = subprocess.run(["node", "-e", js, "-", ORT_MODULES, model,
-                            self.path("x_test.npy"), out],
+                            self.path("x_test.npy"), out, level],
                            capture_output=True, text=True)
         if r.returncode:
             sys.exit("onnxruntime failed on %s: %s" % (model, r.stderr))
