@@ -14,7 +14,9 @@
  *   24, per tensor and per axis (first, middle and last axis);
  * - smelt_graph_grad turns a QDQ pair into FakeQuantize (the joint graph
  *   of a pair has the same gradients as the one of FakeQuantize), and
- *   the joint graph runs as a plan.
+ *   the joint graph runs as a plan;
+ * - a bad scale is refused in one line, and the op is written to ONNX in
+ *   Smelt's domain or, with the standard option, as the QDQ pair.
  */
 #include <math.h>
 #include <stdio.h>
@@ -372,13 +374,70 @@ static void test_bad_scale(void **state)
     }
 }
 
+/* Written as ONNX: in Smelt's domain by default (read back as
+ * FakeQuantize), as the QDQ pair with the standard option; both compute
+ * what the graph did. */
+static void test_save(void **state)
+{
+    (void)state;
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci += 2) {
+        const fq_case *c = &cases[ci];
+        int64_t n = numel(c);
+        double *x = calloc((size_t)n, sizeof *x),
+               *w = calloc((size_t)n, sizeof *w);
+        double s[64], z[64];
+        fill(c, x, s, z, w);
+        char *t = fq_text(c, "f32", x, s, z, w, 0);
+        smelt_tensor_t *want = run_first(ctx, t);
+        smelt_graph_t *g = parse(t);
+        for (int std = 0; std < 2; std++) {
+            smelt_onnx_save_options o;
+            smelt_onnx_save_options_default(&o);
+            o.standard = std;
+            void *buf = NULL;
+            size_t len = 0;
+            smelt_graph_t *back = NULL;
+            if (smelt_onnx_save_buffer_opt(ctx, g, &o, &buf, &len) !=
+                    SMELT_OK ||
+                smelt_onnx_load_buffer(ctx, buf, len, NULL, &back) != SMELT_OK)
+                fail_msg("save / load: %s", smelt_ctx_error(ctx));
+            int fq = 0, q = 0, dq = 0;
+            for (int i = 0; i < back->top->n_nodes; i++) {
+                sm_op op = back->top->nodes[i]->op;
+                fq += op == SM_OP_FakeQuantize;
+                q += op == SM_OP_QuantizeLinear;
+                dq += op == SM_OP_DequantizeLinear;
+            }
+            assert_int_equal(fq, !std);
+            assert_int_equal(q, std);
+            assert_int_equal(dq, std);
+            smelt_tensor_t *out[1] = {0};
+            assert_int_equal(
+                smelt_graph_run_reference(ctx, back, NULL, 0, out, 1),
+                SMELT_OK);
+            for (int64_t i = 0; i < n; i++)
+                assert_true(smelt_tensor_get_f64(out[0], i) ==
+                            smelt_tensor_get_f64(want, i));
+            smelt_tensor_free(out[0]);
+            smelt_graph_free(back);
+            smelt_onnx_buffer_free(buf);
+        }
+        smelt_tensor_free(want);
+        smelt_graph_free(g);
+        free(t);
+        free(x);
+        free(w);
+    }
+    smelt_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_surrogate),
-        cmocka_unit_test(test_pair),
-        cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_bad_scale),
+        cmocka_unit_test(test_surrogate), cmocka_unit_test(test_pair),
+        cmocka_unit_test(test_plan),      cmocka_unit_test(test_bad_scale),
+        cmocka_unit_test(test_save),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

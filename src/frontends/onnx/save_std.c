@@ -2,8 +2,9 @@
  * save_std.c - Smelt's own ops in the files the exporter writes.
  *
  * Smelt's own ops are the fused ops the passes make (FusedConv, FusedGemm,
- * FusedElementwise) and Gelu below opset 20, where ONNX has no Gelu. By
- * default they are written as they are, in the domain "ai.smelt" (save.c
+ * FusedElementwise, Attention), FakeQuantize (quantization-aware
+ * training) and Gelu below opset 20, where ONNX has no Gelu. By default
+ * they are written as they are, in the domain "ai.smelt" (save.c
  * declares it); with the standard option they become standard ONNX ops:
  *
  *   FusedConv(X, W, B?, R?)   Conv(X, W, B) [+ R] -> activation
@@ -14,6 +15,8 @@
  *   Attention(Q, K, V, m?)    Softmax(Q K^T * scale [+ m], axis 3) V, K
  *                             and V repeated per query head when grouped,
  *                             bool masks and causal through Where(., -inf)
+ *   FakeQuantize(x, s, z)     DequantizeLinear(QuantizeLinear(x, s, z),
+ *                             s, z), the pair it stands for (QAT)
  *   Gelu                      x/2 (1 + erf(x / sqrt 2)), or the tanh form
  *   Celu, not f32             Max(x, 0) + Min(0, alpha (Exp(x / alpha) - 1))
  *                             (ONNX's Celu takes f32 only; Smelt's any float)
@@ -79,6 +82,10 @@ void sm_onnx_std_bound(const saver *S, const sm_node *n, size_t *nodes,
                              Mul, mask, causal, Softmax, MatMul, Identity */
         *nodes = 16;
         *inits = 12;
+        break;
+    case SM_OP_FakeQuantize: /* QuantizeLinear, DequantizeLinear */
+        *nodes = 3;
+        *inits = 0;
         break;
     case SM_OP_Celu:
     case SM_OP_Gelu:
@@ -504,6 +511,23 @@ static const char *attention(chain *c)
     return binary(c, "MatMul", out_of(sm), vv);
 }
 
+/* FakeQuantize(x, s, z) {axis}: the pair it stands for,
+ * DequantizeLinear(QuantizeLinear(x, s, z), s, z), both with its axis. */
+static const char *fake_quantize(chain *c)
+{
+    static const char *const none[] = {NULL};
+    const char *in[3] = {input(c, 0), input(c, 1), input(c, 2)};
+    int k = in[2] ? 3 : 2;
+    Onnx__NodeProto *q = emit(c, "QuantizeLinear", in, k, c->n->n_attr);
+    if (!copy_attrs(c, q, none))
+        return NULL;
+    in[0] = out_of(q);
+    Onnx__NodeProto *d = emit(c, "DequantizeLinear", in, k, c->n->n_attr);
+    if (!copy_attrs(c, d, none))
+        return NULL;
+    return out_of(d);
+}
+
 /* FusedElementwise n: its body's nodes written in gp, the body's
  * parameters read as n's inputs and its returns written as n's outputs. */
 static int inline_body(saver *S, const sm_node *n, Onnx__GraphProto *gp,
@@ -654,6 +678,8 @@ int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
                    binary(&c, "Min", neg, scalar(&c, 0.0)));
     } else if (n->op == SM_OP_Attention) {
         y = attention(&c);
+    } else if (n->op == SM_OP_FakeQuantize) {
+        y = fake_quantize(&c);
     } else {
         y = n->op == SM_OP_FusedConv ? fused_conv(&c, &epi)
                                      : fused_gemm(&c, &epi);
