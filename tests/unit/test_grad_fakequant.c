@@ -16,7 +16,8 @@
  *   of a pair has the same gradients as the one of FakeQuantize), and
  *   the joint graph runs as a plan;
  * - a bad scale is refused in one line, and the op is written to ONNX in
- *   Smelt's domain or, with the standard option, as the QDQ pair.
+ *   Smelt's domain or, with the standard option, as the QDQ pair (f32)
+ *   or its arithmetic (f64), all reading back to the same outputs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -388,44 +389,49 @@ static void test_save(void **state)
                *w = calloc((size_t)n, sizeof *w);
         double s[64], z[64];
         fill(c, x, s, z, w);
-        char *t = fq_text(c, "f32", x, s, z, w, 0);
-        smelt_tensor_t *want = run_first(ctx, t);
-        smelt_graph_t *g = parse(t);
-        for (int std = 0; std < 2; std++) {
-            smelt_onnx_save_options o;
-            smelt_onnx_save_options_default(&o);
-            o.standard = std;
-            void *buf = NULL;
-            size_t len = 0;
-            smelt_graph_t *back = NULL;
-            if (smelt_onnx_save_buffer_opt(ctx, g, &o, &buf, &len) !=
-                    SMELT_OK ||
-                smelt_onnx_load_buffer(ctx, buf, len, NULL, &back) != SMELT_OK)
-                fail_msg("save / load: %s", smelt_ctx_error(ctx));
-            int fq = 0, q = 0, dq = 0;
-            for (int i = 0; i < back->top->n_nodes; i++) {
-                sm_op op = back->top->nodes[i]->op;
-                fq += op == SM_OP_FakeQuantize;
-                q += op == SM_OP_QuantizeLinear;
-                dq += op == SM_OP_DequantizeLinear;
+        for (int f64 = 0; f64 < 2; f64++) {
+            char *t = fq_text(c, f64 ? "f64" : "f32", x, s, z, w, 0);
+            smelt_tensor_t *want = run_first(ctx, t);
+            smelt_graph_t *g = parse(t);
+            for (int std = 0; std < 2; std++) {
+                smelt_onnx_save_options o;
+                smelt_onnx_save_options_default(&o);
+                o.standard = std;
+                void *buf = NULL;
+                size_t len = 0;
+                smelt_graph_t *back = NULL;
+                if (smelt_onnx_save_buffer_opt(ctx, g, &o, &buf, &len) !=
+                        SMELT_OK ||
+                    smelt_onnx_load_buffer(ctx, buf, len, NULL, &back) !=
+                        SMELT_OK)
+                    fail_msg("save / load: %s", smelt_ctx_error(ctx));
+                int fq = 0, q = 0, dq = 0;
+                for (int i = 0; i < back->top->n_nodes; i++) {
+                    sm_op op = back->top->nodes[i]->op;
+                    fq += op == SM_OP_FakeQuantize;
+                    q += op == SM_OP_QuantizeLinear;
+                    dq += op == SM_OP_DequantizeLinear;
+                }
+                /* f64: QuantizeLinear takes no f64 (opset 17), the standard
+                 * form is the arithmetic */
+                assert_int_equal(fq, !std);
+                assert_int_equal(q, std && !f64);
+                assert_int_equal(dq, std && !f64);
+                smelt_tensor_t *out[1] = {0};
+                assert_int_equal(
+                    smelt_graph_run_reference(ctx, back, NULL, 0, out, 1),
+                    SMELT_OK);
+                for (int64_t i = 0; i < n; i++)
+                    assert_true(smelt_tensor_get_f64(out[0], i) ==
+                                smelt_tensor_get_f64(want, i));
+                smelt_tensor_free(out[0]);
+                smelt_graph_free(back);
+                smelt_onnx_buffer_free(buf);
             }
-            assert_int_equal(fq, !std);
-            assert_int_equal(q, std);
-            assert_int_equal(dq, std);
-            smelt_tensor_t *out[1] = {0};
-            assert_int_equal(
-                smelt_graph_run_reference(ctx, back, NULL, 0, out, 1),
-                SMELT_OK);
-            for (int64_t i = 0; i < n; i++)
-                assert_true(smelt_tensor_get_f64(out[0], i) ==
-                            smelt_tensor_get_f64(want, i));
-            smelt_tensor_free(out[0]);
-            smelt_graph_free(back);
-            smelt_onnx_buffer_free(buf);
+            smelt_tensor_free(want);
+            smelt_graph_free(g);
+            free(t);
         }
-        smelt_tensor_free(want);
-        smelt_graph_free(g);
-        free(t);
         free(x);
         free(w);
     }
