@@ -10,8 +10,11 @@
  * even), so the int8 model computes exactly what the QAT model did.
  * Scales computed from constants (the Exp of the logarithm --qat
  * trains) are folded first. Activation pairs stay: with the weights'
- * DequantizeLinear of constant s8 they are the QDQ form that the `qdq` pass
- * runs on the int8 GEMM and that ONNX Runtime runs as int8.
+ * DequantizeLinear of constant s8 they are the QDQ form that the `qdq`
+ * pass runs on the int8 GEMM and that ONNX Runtime runs as int8. A Gemm
+ * with transB then reads its weight transposed, per column, as the qdq
+ * pass wants it (untranspose). Conv keeps the QDQ form, which Smelt runs
+ * dequantized (the qdq pass takes MatMul and Gemm).
  */
 #include <math.h>
 #include <stdio.h>
@@ -127,6 +130,60 @@ static smelt_status fold_scales(smelt_ctx_t *ctx, sm_graph *g, sm_rw *rw)
     return SMELT_OK;
 }
 
+/*
+ * Gemm(x, DequantizeLinear(Wq [N, K], s, z)) {transB = 1}, the weight
+ * folded from a pair, becomes Gemm(x, DequantizeLinear(Wq^T [K, N], s,
+ * z) {axis = 1}) without transB: the same product, in the form the qdq
+ * pass runs on the int8 GEMM (a weight per tensor or per column).
+ */
+static smelt_status untranspose(smelt_ctx_t *ctx, sm_graph *g, sm_rw *rw,
+                                sm_node *n)
+{
+    sm_attrs at = sm_node_attrs(n);
+    sm_node *d = n->n_in > 1 && n->in[1] ? n->in[1]->def : NULL;
+    if (!sm_attrs_int(&at, "transB", 0) || sm_attrs_int(&at, "transA", 0) ||
+        !d || d->op != SM_OP_DequantizeLinear || d->n_in < 2 ||
+        sm_rw_single_user(rw, d->out[0]) != n || sm_rw_is_output(rw, d->out[0]))
+        return SMELT_OK;
+    sm_value *w = d->in[0];
+    const sm_tensor *t = w->data;
+    if (!t || t->ndim != 2 || smelt_dtype_size(t->dtype) != 1)
+        return SMELT_OK;
+    int64_t N = t->dims[0], K = t->dims[1];
+    const sm_value *s = d->in[1], *z = d->n_in > 2 ? d->in[2] : NULL;
+    sm_attrs dat = sm_node_attrs(d);
+    int64_t axis = sm_attrs_int(&dat, "axis", 1);
+    int per_row =
+        (s->data && s->data->numel > 1) || (z && z->data && z->data->numel > 1);
+    if (!s->data || (z && !z->data) || (per_row && axis != 0 && axis != -2))
+        return SMELT_OK;
+    int64_t kn[2] = {K, N};
+    sm_tensor *tt = NULL;
+    SM_TRY(sm_tensor_new(ctx, t->dtype, 2, kn, &tt));
+    const uint8_t *src = t->data;
+    uint8_t *dst = tt->data;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t k = 0; k < K; k++)
+            dst[k * N + i] = src[i * K + k];
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s_t", w->name);
+    sm_value *c = sm_rw_add_const(rw, g->top, nm, tt);
+    if (!c)
+        return sm_err_nomem(ctx);
+    sm_value *in[3] = {c, d->in[1], z ? d->in[2] : NULL};
+    const char *names[1] = {d->out[0]->name};
+    sm_node *d2 = sm_rw_node_new(rw, g->top, n, SM_OP_DequantizeLinear, d->name,
+                                 z ? 3 : 2, in, 1, names);
+    if (!d2 || !sm_node_set_int(d2, "axis", 1) ||
+        !sm_node_set_int(n, "transB", 0))
+        return sm_err_nomem(ctx);
+    SM_TRY(sm_rw_infer_node(rw, d2));
+    SM_TRY(sm_rw_set_input(rw, n, 1, d2->out[0]));
+    sm_rw_remove_node(rw, d);
+    sm_rw_drop_const_if_dead(rw, w);
+    return sm_rw_infer_node(rw, n);
+}
+
 smelt_status smelt_graph_quantize_convert(smelt_ctx_t *ctx, smelt_graph_t *g,
                                           int *weights, int *activations)
 {
@@ -172,6 +229,12 @@ smelt_status smelt_graph_quantize_convert(smelt_ctx_t *ctx, smelt_graph_t *g,
             st = check_scale(ctx, n);
             nw++;
         }
+        n = next;
+    }
+    for (sm_node *n = sm_rw_first(rw, g->top); n && st == SMELT_OK;) {
+        sm_node *next = sm_rw_next(rw, n);
+        if (n->op == SM_OP_Gemm)
+            st = untranspose(ctx, g, rw, n);
         n = next;
     }
     sm_rw_free(rw);

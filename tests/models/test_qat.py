@@ -14,9 +14,9 @@ same f32 function, activations of imbalanced ranges), then:
   2. `smelt train` trains it a few steps: the weights and the log-scales
      change, and the trained file still passes the checker;
   3. `quantize --convert` folds every weight to s8 (no QuantizeLinear of
-     a weight left, activation pairs kept), the checker passes, Smelt's
-     output on it equals Smelt's on the trained QAT file (the conversion
-     is exact) and ONNX Runtime's (when bench/peers/setup.sh installed
+     a weight left, activation pairs kept), the checker passes, the two
+     Gemm run as MatMulInteger in Smelt (the qdq pass), Smelt's output on
+     it equals Smelt's on the trained QAT file to f32 rounding and ONNX Runtime's (when bench/peers/setup.sh installed
      it): within 1e-4 of the logits' range with its graph optimizations
      off, the same predictions on >= 99% of the digits with them on;
   4. the QAT int8 accuracy is not below post-training int8's (the --qat
@@ -144,6 +144,9 @@ def main():
     check(o.count("QuantizeLinear") == 4 and o.count("DequantizeLinear") == 8
           and len(s8) == 4 and "Exp" not in o,
           "--convert: 4 s8 weights, 4 activation pairs, scales folded")
+    r = p.run("opt", "-O2", "qat_int8.onnx")
+    check(r.stdout.count("= MatMulInteger(") == 2,
+          "the two Gemm run as MatMulInteger after the qdq pass")
     check(not any(v.dtype == np.float32 and v.ndim >= 2 and
                   "weight" in k for k, v in q8.items()),
           "no f32 weight matrix left")
@@ -152,7 +155,8 @@ def main():
     s8l = p.logits(p.path("qat_int8.onnx"))
     d = float(np.abs(s1 - s8l).max())
     check(d <= 1e-5 * float(np.abs(s1).max()),
-          "Smelt: int8 file = trained QAT file (max |diff| %.3g)" % d)
+          "Smelt: int8 file = trained QAT file to f32 rounding (max |diff| "
+          "%.3g)" % d)
     ort_agrees(p, "qat_int8.onnx", s8l)
 
     # 4. accuracy

@@ -174,10 +174,22 @@ static void test_mlp(void **state)
         sm_value *wq = konst(g, "w_qweight");
         assert_non_null(wq);
         assert_int_equal(wq->data->dtype, SMELT_DTYPE_I8);
+        /* fc2's transB weight [2, 4] is read transposed, per column */
+        sm_value *vq = konst(g, "v_qweight_t");
+        assert_non_null(vq);
+        assert_int_equal(vq->data->dims[0], 4);
+        assert_int_equal(vq->data->dims[1], 2);
+        for (int i = 0; i < g->top->n_nodes; i++)
+            if (g->top->nodes[i]->op == SM_OP_Gemm) {
+                sm_attrs at = sm_node_attrs(g->top->nodes[i]);
+                assert_int_equal(sm_attrs_int(&at, "transB", 0), 0);
+            }
         smelt_tensor_t *y8[2] = {0};
         run(g, x, y8, 2);
         for (int i = 0; i < 2; i++) {
-            assert_true(rel_diff(y8[i], yq[i]) == 0);
+            if (!(rel_diff(y8[i], yq[i]) <= 1e-6))
+                fail_msg("converted output %d: relative difference %g", i,
+                         rel_diff(y8[i], yq[i]));
             smelt_tensor_free(yf[i]);
             smelt_tensor_free(yq[i]);
             smelt_tensor_free(y8[i]);
