@@ -22,7 +22,9 @@ per tensor, fitted to the widest channel, leaves the others few levels.
 Then, with the activations quantized per tensor (u8) and the weights per
 channel (s8), every step by `smelt`:
   PTQ  `quantize --qat` (scales observed on the training images, min /
-       max) and at once `quantize --convert`: post-training int8;
+       max) and at once `quantize --convert`: post-training int8; and
+       the same with the percentile observer at each of --percentiles
+       (clipping the wide channels instead);
   QAT  the same --qat file trained by `smelt train` for --qat-epochs
        (AdamW, lr 1e-3; weights and scales learned through the
        straight-through estimator), then --convert.
@@ -155,27 +157,38 @@ def main():
     ap.add_argument("--qat-epochs", type=int, default=5)
     ap.add_argument("--widen", type=float, default=300)
     ap.add_argument("--channels", type=int, default=8)
+    ap.add_argument("--percentiles", default="99.99,99,90",
+                    help="post-training int8 with the percentile observer "
+                    "at each of these too (empty: none)")
     a = ap.parse_args()
     p = Pipeline(os.path.abspath(a.smelt), a.work)
     p.train("init.onnx", "fp32.onnx", a.epochs, 3e-3)
     widen(p.path("fp32.onnx"), p.path("wide.onnx"), a.widen, a.channels)
     p.qat("wide.onnx", "qat0.onnx")
     p.convert("qat0.onnx", "ptq_int8.onnx")
+    pct = [v for v in a.percentiles.split(",") if v]
+    for v in pct:
+        p.qat("wide.onnx", "qat_p%s.onnx" % v, "--observer", "percentile",
+              "--percentile", v)
+        p.convert("qat_p%s.onnx" % v, "ptq_int8_p%s.onnx" % v)
     p.train("qat0.onnx", "qat_trained.onnx", a.qat_epochs, 1e-3)
     p.convert("qat_trained.onnx", "qat_int8.onnx")
     rows = [("f32 (trained)", "fp32.onnx"),
             ("f32, %d channels widened x%g" % (a.channels, a.widen),
              "wide.onnx"),
-            ("post-training int8", "ptq_int8.onnx"),
-            ("QAT int8 (%d epochs)" % a.qat_epochs, "qat_int8.onnx")]
+            ("post-training int8 (min/max)", "ptq_int8.onnx")]
+    rows += [("post-training int8 (percentile %s)" % v,
+              "ptq_int8_p%s.onnx" % v) for v in pct]
+    rows += [("QAT int8 (min/max, %d epochs)" % a.qat_epochs,
+              "qat_int8.onnx")]
     print("digits CNN, 360 held-out images; int8: u8 activations per "
           "tensor, s8 weights per channel")
-    print("%-36s %12s %14s" % ("model", "smelt", "onnxruntime"))
+    print("%-40s %8s %12s" % ("model", "smelt", "onnxruntime"))
     for label, f in rows:
         s = p.accuracy(p.path(f))
         o = p.ort_accuracy(p.path(f)) if "int8" in f else None
-        print("%-36s %12.4f %14s" % (label, s,
-                                     "%.4f" % o if o is not None else "-"))
+        print("%-40s %8.4f %12s" % (label, s,
+                                    "%.4f" % o if o is not None else "-"))
 
 
 if __name__ == "__main__":
