@@ -8,11 +8,6 @@
 #include "ir/ir.h"
 #include "ir/rewrite.h"
 
-/* The QuantizeLinear feeding DequantizeLinear dq as a fake-quantize
- * pair (a float x, the same scale, zero point and axis on both, the
- * result in x's dtype), else NULL. */
-sm_node *sm_fakequant_pair(const sm_node *dq);
-
 /* Replaces every QuantizeLinear -> DequantizeLinear pair of g's top block
  * (a float x quantized and dequantized with the same scale, zero point
  * and axis) by one FakeQuantize, whose gradient rule is the

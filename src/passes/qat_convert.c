@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "autograd/fakequant.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -28,6 +27,7 @@
 #include "ir/infer.h"
 #include "ir/ir.h"
 #include "ir/rewrite.h"
+#include "passes/qat_pair.h"
 
 /* Fails unless the scale (input 1) of q, a QuantizeLinear or
  * DequantizeLinear, is a constant of positive finite values. */
