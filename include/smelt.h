@@ -342,6 +342,54 @@ smelt_status smelt_graph_quantize(smelt_ctx_t *ctx, smelt_graph_t *g,
                                   const smelt_quantize_options *o,
                                   char **layers);
 
+/* Observers of activation ranges for smelt_graph_quantize_qat. */
+typedef enum smelt_qat_observer {
+    SMELT_QAT_MINMAX = 0,    /* the smallest and largest value seen */
+    SMELT_QAT_PERCENTILE = 1 /* the percentile-th and (100 - it)-th */
+} smelt_qat_observer;
+
+/* How smelt_graph_quantize_qat inserts fake quantization. */
+typedef struct smelt_qat_options {
+    size_t struct_size;    /* sizeof(smelt_qat_options), set by
+                              smelt_qat_options_default */
+    int32_t per_channel;   /* one weight scale per output channel */
+    int32_t conv;          /* also Conv (default 0: MatMul and Gemm) */
+    const char *exclude;   /* node names left in f32, comma separated */
+    int32_t observer;      /* smelt_qat_observer (default MINMAX) */
+    double percentile;     /* PERCENTILE's, in (50, 100] (default 99.99) */
+} smelt_qat_options;
+
+smelt_status smelt_qat_options_init(smelt_qat_options *o, size_t struct_size);
+#define smelt_qat_options_default(o)                                           \
+    smelt_qat_options_init((o), sizeof(smelt_qat_options))
+
+/* Quantization-aware training, step 1 (docs/QUANTIZATION.md): after the
+ * -O1 cleanup, the activation (input 0) of every MatMul and Gemm with a
+ * constant f32 weight (and Conv with o->conv) goes through
+ * QuantizeLinear -> DequantizeLinear, u8 per tensor with a scale and
+ * zero point from the range the observer sees when the reference
+ * interpreter runs g on inputs (n_inputs, g's inputs in order); the
+ * weight likewise, s8 symmetric (zero point 0), per tensor or per
+ * channel. Each scale is Exp of an f32 initializer holding its
+ * logarithm (NAME_qat_log_scale), which training learns (the weights
+ * stay f32). layers (may be NULL) receives the nodes' names,
+ * comma separated. On failure g must only be freed. */
+smelt_status smelt_graph_quantize_qat(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                      const smelt_qat_options *o,
+                                      smelt_tensor_t *const *inputs,
+                                      int n_inputs, char **layers);
+
+/* Quantization-aware training, step 3: every fake-quantized constant
+ * weight (QuantizeLinear -> DequantizeLinear of an f32 initializer)
+ * becomes its quantized initializer read by the DequantizeLinear (the
+ * form the qdq pass runs on the int8 kernels); activation pairs stay.
+ * Scales computed from constants alone are folded first.
+ * Fails when g holds no fake-quantize pair, or a pair's scale is not a
+ * positive finite constant. *weights and *activations (may be NULL)
+ * receive the counts. On failure g must only be freed. */
+smelt_status smelt_graph_quantize_convert(smelt_ctx_t *ctx, smelt_graph_t *g,
+                                          int *weights, int *activations);
+
 /* A deep copy of g (values, names, types, constant data). */
 smelt_status smelt_graph_clone(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                smelt_graph_t **out);

@@ -2613,6 +2613,45 @@ def gen_quantize():
              [y, np.array(sc, f32), np.array(zp, u8)])
 
 
+def fakequant_ref(x, s, z, qt, axis):
+    """QuantizeLinear then DequantizeLinear in x's dtype (s, z per tensor
+    or along axis), the division rounded to x's dtype first."""
+    shape = [1] * x.ndim
+    if s.ndim == 1 and s.size > 1:
+        shape[axis] = s.size
+    sb, zb = d(s).reshape(shape), d(z).reshape(shape)
+    u = (d(x) / sb).astype(x.dtype)
+    lo, hi = (-128, 127) if qt == i8 else (0, 255)
+    q = np.clip(np.rint(d(u)) + zb, lo, hi)
+    return ((q - zb) * sb).astype(x.dtype)
+
+
+def gen_fakequantize():
+    # FakeQuantize (Smelt's QAT op): per tensor u8 (values past both ends
+    # of the range), per tensor i8 without saturation, per axis 1 (u8) and
+    # axis 0 (i8), no zero point (u8), f64
+    seed("FakeQuantize")
+
+    def fq(cname, x, s, z, axis=1):
+        ins = [x, C(s)] + ([C(z)] if z is not None else [])
+        qt = z.dtype if z is not None else u8
+        attrs = {"axis": axis} if s.ndim == 1 and s.size > 1 else None
+        case("FakeQuantize", cname, ins,
+             [fakequant_ref(x, s, z if z is not None else np.array(0, u8),
+                            qt, axis)], attrs)
+
+    fq("u8", rf(3, 7, lo=-4, hi=6), np.array(0.03, f32), np.array(100, u8))
+    fq("i8", rf(11, lo=-1, hi=1), np.array(0.01, f32), np.array(3, i8))
+    fq("axis1", rf(2, 3, 4, lo=-2, hi=2), np.array([0.01, 0.02, 0.005], f32),
+       np.array([128, 90, 200], u8))
+    fq("axis0", rf(4, 5, lo=-1, hi=1), np.array([0.004, 0.01, 0.02, 0.008],
+                                                 f32),
+       np.array([0, -5, 10, 1], i8), axis=0)
+    fq("no_zp", rf(6, lo=-1, hi=9), np.array(0.02, f32), None)
+    fq("f64", rf(2, 5, lo=-3, hi=3, dt=f64), np.array(0.02, f64),
+       np.array(-10, i8))
+
+
 def conv_int_ref(x, w, b, strides, pads):
     """Conv of integer-valued float64 operands (exact), via conv_ref."""
     return conv_ref(d(x), d(w), None if b is None else d(b), strides, pads,
@@ -2793,7 +2832,7 @@ GENERATORS_MATH = [
     gen_prelu, gen_bitwise, gen_mod, gen_compare_or_equal, gen_mean,
     gen_reduce_mapped, gen_argmin, gen_hardmax, gen_lpnorm, gen_mvn, gen_lrn,
     gen_instancenorm, gen_lppool, gen_castlike, gen_det, gen_einsum,
-    gen_quantize, gen_qmatmul_qconv, gen_losses,
+    gen_quantize, gen_fakequantize, gen_qmatmul_qconv, gen_losses,
 ]
 
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "autograd/engine.h"
+#include "autograd/fakequant.h"
 #include "core/alloc.h"
 #include "core/sized.h"
 #include "ir/infer.h"
@@ -328,8 +329,12 @@ smelt_status smelt_graph_grad(smelt_ctx_t *ctx, const smelt_graph_t *g,
     if (st == SMELT_OK)
         st = sm_rw_new(ctx, j.g, &j.rw);
     if (st == SMELT_OK) {
+        /* QAT: fake-quantize pairs train through the straight-through
+         * rule (fakequant.c) */
+        st = sm_grad_fold_fakequant(ctx, j.g, j.rw);
         j.e = (sm_grad_engine){.ctx = ctx, .g = j.g, .rw = j.rw};
-        st = build(&j);
+        if (st == SMELT_OK)
+            st = build(&j);
         sm_rw_free(j.rw);
     }
     sm_free(j.e.req);

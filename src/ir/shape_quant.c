@@ -164,6 +164,28 @@ smelt_status sm_shape_quantizelinear(sm_shape_ctx *s)
     return SMELT_OK;
 }
 
+/*
+ * FakeQuantize(x, scale, zero_point?) {axis}: QuantizeLinear's inputs and
+ * checks, but a float x (the pair's dequantized value comes out in x's
+ * dtype and shape); the zero point (u8 or i8) sets the clamping range.
+ */
+smelt_status sm_shape_fakequantize(sm_shape_ctx *s)
+{
+    const sm_type *x, *scale;
+    SM_TRY(sm_shape_need(s, 0, &x));
+    SM_TRY(sm_shape_need(s, 1, &scale));
+    SM_TRY(check_dtype(s, 0, sm_dtype_is_float, "a float dtype"));
+    SM_TRY(check_dtype(s, 1, sm_dtype_is_float, "a float dtype"));
+    SM_TRY(check_dtype(s, 2, is_q8, "u8 or i8"));
+    int64_t n;
+    SM_TRY(axis_len(s, x, &n));
+    SM_TRY(check_param(s, 1, n));
+    SM_TRY(check_param(s, 2, n));
+    SM_TRY(check_scale_values(s, 1, 1));
+    s->out[0] = *x;
+    return SMELT_OK;
+}
+
 /* An i32 x has no zero point (ONNX: it must be 0): a known nonzero one
  * is out of range. */
 static smelt_status check_i32_zero_point(sm_shape_ctx *s, const sm_type *x)

@@ -18,19 +18,28 @@
 #include "args.h"
 #include "cli.h"
 #include "inputs.h"
+#include "quantize_qat.h"
 
 void cli_quantize_help(FILE *out)
 {
     fprintf(out,
             "quantize a model's MatMul / Gemm (and Conv) layers to int8\n\n"
-            "usage: smelt quantize FILE -o OUT.onnx --dynamic [options]\n\n"
+            "usage: smelt quantize FILE -o OUT.onnx --dynamic [options]\n"
+            "       smelt quantize FILE -o QAT.onnx --qat --input X.npy "
+            "[options]\n"
+            "       smelt quantize QAT.onnx -o INT8.onnx --convert\n\n"
             "Weights become s8 (symmetric, per tensor or --per-channel),\n"
             "activations are quantized to u8 when the model runs: the\n"
             "file holds DynamicQuantizeLinear, MatMulInteger or\n"
             "ConvInteger, Cast and Mul, standard ONNX as ONNX Runtime's\n"
             "quantizer writes it. --report prints each layer's added\n"
             "error on the --input data; --tolerance T keeps in f32 the\n"
-            "layers whose added MSE exceeds T.\n");
+            "layers whose added MSE exceeds T.\n\n"
+            "--qat inserts fake quantization (QuantizeLinear ->\n"
+            "DequantizeLinear) on the weights and activations of the same\n"
+            "layers, scales observed on the --input data; smelt train\n"
+            "trains the weights and scales (straight-through gradients);\n"
+            "--convert then folds the weights to s8.\n");
     cli_options_help(out, "quantize");
 }
 
@@ -188,11 +197,22 @@ int cli_quantize(int argc, char **argv)
         return rc;
     const char *out = args.str[CLI_OPT_out];
     size_t ol = out ? strlen(out) : 0;
-    if (!args.given[CLI_OPT_q_dynamic])
-        rc = cli_usage_error("quantize", "give --dynamic (the one mode so "
-                                         "far)");
+    int modes = (args.given[CLI_OPT_q_dynamic] > 0) +
+                (args.given[CLI_OPT_q_qat] > 0) +
+                (args.given[CLI_OPT_q_convert] > 0);
+    if (modes != 1)
+        rc = cli_usage_error("quantize",
+                             "give one of --dynamic, --qat or --convert");
     else if (!out || ol < 5 || strcmp(out + ol - 5, ".onnx"))
         rc = cli_usage_error("quantize", "give -o OUT.onnx");
+    else if (!args.given[CLI_OPT_q_dynamic]) {
+        rc = cli_quantize_qat(&args, out);
+        cli_args_free(&args);
+        return rc;
+    } else if (args.given[CLI_OPT_q_observer] ||
+               args.given[CLI_OPT_q_percentile])
+        rc = cli_usage_error("quantize", "--observer and --percentile are "
+                                         "--qat's");
     else if ((args.given[CLI_OPT_q_report] ||
               args.given[CLI_OPT_q_tolerance]) &&
              !args.n_inputs)

@@ -2,8 +2,9 @@
  * save_std.c - Smelt's own ops in the files the exporter writes.
  *
  * Smelt's own ops are the fused ops the passes make (FusedConv, FusedGemm,
- * FusedElementwise) and Gelu below opset 20, where ONNX has no Gelu. By
- * default they are written as they are, in the domain "ai.smelt" (save.c
+ * FusedElementwise, Attention), FakeQuantize (quantization-aware
+ * training) and Gelu below opset 20, where ONNX has no Gelu. By default
+ * they are written as they are, in the domain "ai.smelt" (save.c
  * declares it); with the standard option they become standard ONNX ops:
  *
  *   FusedConv(X, W, B?, R?)   Conv(X, W, B) [+ R] -> activation
@@ -14,6 +15,10 @@
  *   Attention(Q, K, V, m?)    Softmax(Q K^T * scale [+ m], axis 3) V, K
  *                             and V repeated per query head when grouped,
  *                             bool masks and causal through Where(., -inf)
+ *   FakeQuantize(x, s, z)     DequantizeLinear(QuantizeLinear(x, s, z),
+ *                             s, z), the pair it stands for (QAT); for a
+ *                             non-f32 x, which QuantizeLinear does not
+ *                             take, (Clip(Round(x / s) + z) - z) * s
  *   Gelu                      x/2 (1 + erf(x / sqrt 2)), or the tanh form
  *   Celu, not f32             Max(x, 0) + Min(0, alpha (Exp(x / alpha) - 1))
  *                             (ONNX's Celu takes f32 only; Smelt's any float)
@@ -46,7 +51,8 @@ int sm_onnx_is_smelt_op(sm_op op, int64_t opset)
 {
     return op == SM_OP_FusedConv || op == SM_OP_FusedGemm ||
            op == SM_OP_FusedElementwise || op == SM_OP_Attention ||
-           op == SM_OP_AttentionGrad || (op == SM_OP_Gelu && opset < 20);
+           op == SM_OP_AttentionGrad || op == SM_OP_FakeQuantize ||
+           (op == SM_OP_Gelu && opset < 20);
 }
 
 /* Whether n is decomposed when written with S's options. */
@@ -79,6 +85,12 @@ void sm_onnx_std_bound(const saver *S, const sm_node *n, size_t *nodes,
                              Mul, mask, causal, Softmax, MatMul, Identity */
         *nodes = 16;
         *inits = 12;
+        break;
+    case SM_OP_FakeQuantize: /* QuantizeLinear, DequantizeLinear; not f32:
+                                2 Cast, 2 Reshape, Div, Round, Add, Clip,
+                                Sub, Mul, Identity */
+        *nodes = 11;
+        *inits = 4;
         break;
     case SM_OP_Celu:
     case SM_OP_Gelu:
@@ -504,6 +516,73 @@ static const char *attention(chain *c)
     return binary(c, "MatMul", out_of(sm), vv);
 }
 
+/* Cast of x to c's dtype; its result. */
+static const char *cast_to_dt(chain *c, const char *x)
+{
+    Onnx__NodeProto *np = x ? emit(c, "Cast", &x, 1, 1) : NULL;
+    sm_attr a = {"to", SM_ATTR_INT, 0, {0}};
+    a.v.i = sm_dtype_to_onnx(c->dt);
+    Onnx__AttributeProto *p = np ? sm_onnx_save_attr(c->S, &a) : NULL;
+    if (!p)
+        return NULL;
+    np->attribute[np->n_attribute++] = p;
+    return out_of(np);
+}
+
+/* FakeQuantize of a non-f32 x, which QuantizeLinear does not take (opset
+ * 17): its arithmetic, (Clip(Round(x / s) + z, qmin, qmax) - z) * s in
+ * x's dtype, s and z cast to it and shaped [n, 1, ..., 1] along the axis
+ * when per axis. */
+static const char *fake_quantize_arith(chain *c)
+{
+    const sm_node *n = c->n;
+    const sm_value *sv = n->in[1], *zv = n->n_in > 2 ? n->in[2] : NULL;
+    const char *s = cast_to_dt(c, input(c, 1));
+    const char *z = zv ? cast_to_dt(c, input(c, 2)) : scalar(c, 0);
+    int r = n->in[0]->type.ndim;
+    if (sv->type.ndim == 1 && sv->type.dims[0].size != 1) {
+        sm_attrs at = sm_node_attrs(n);
+        int64_t a = sm_attrs_int(&at, "axis", 1);
+        a = a < 0 ? a + r : a;
+        int64_t shape[SMELT_MAX_DIMS];
+        int k = 0;
+        shape[k++] = -1;
+        for (int64_t i = a + 1; i < r && k < SMELT_MAX_DIMS; i++)
+            shape[k++] = 1;
+        const char *sh = shape_const(c, k, shape);
+        s = binary(c, "Reshape", s, sh);
+        z = zv ? binary(c, "Reshape", z, sh) : z;
+    }
+    int i8 = zv && zv->type.dtype == SMELT_DTYPE_I8;
+    const char *q = binary(
+        c, "Add", unary(c, "Round", binary(c, "Div", input(c, 0), s)), z);
+    const char *cl[3] = {q, scalar(c, i8 ? -128 : 0),
+                         scalar(c, i8 ? 127 : 255)};
+    const char *qc =
+        cl[0] && cl[1] && cl[2] ? out_of(emit(c, "Clip", cl, 3, 0)) : NULL;
+    return binary(c, "Mul", binary(c, "Sub", qc, z), s);
+}
+
+/* FakeQuantize(x, s, z) {axis}: the pair it stands for,
+ * DequantizeLinear(QuantizeLinear(x, s, z), s, z), both with its axis
+ * (fake_quantize_arith for a non-f32 x). */
+static const char *fake_quantize(chain *c)
+{
+    static const char *const none[] = {NULL};
+    if (c->n->in[0]->type.dtype != SMELT_DTYPE_F32)
+        return fake_quantize_arith(c);
+    const char *in[3] = {input(c, 0), input(c, 1), input(c, 2)};
+    int k = in[2] ? 3 : 2;
+    Onnx__NodeProto *q = emit(c, "QuantizeLinear", in, k, c->n->n_attr);
+    if (!copy_attrs(c, q, none))
+        return NULL;
+    in[0] = out_of(q);
+    Onnx__NodeProto *d = emit(c, "DequantizeLinear", in, k, c->n->n_attr);
+    if (!copy_attrs(c, d, none))
+        return NULL;
+    return out_of(d);
+}
+
 /* FusedElementwise n: its body's nodes written in gp, the body's
  * parameters read as n's inputs and its returns written as n's outputs. */
 static int inline_body(saver *S, const sm_node *n, Onnx__GraphProto *gp,
@@ -666,6 +745,8 @@ int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
                    binary(&c, "Min", neg, scalar(&c, 0.0)));
     } else if (n->op == SM_OP_Attention) {
         y = attention(&c);
+    } else if (n->op == SM_OP_FakeQuantize) {
+        y = fake_quantize(&c);
     } else {
         y = n->op == SM_OP_FusedConv ? fused_conv(&c, &epi)
                                      : fused_gemm(&c, &epi);

@@ -114,6 +114,31 @@ smelt_status sm_ref_quantizelinear(const sm_kargs *a)
     return SMELT_OK;
 }
 
+/* FakeQuantize: y = (saturate(round(x / scale) + zero_point) -
+ * zero_point) * scale, QuantizeLinear's arithmetic (the division in x's
+ * dtype, halves to even) followed by DequantizeLinear's, in x's dtype. */
+smelt_status sm_ref_fakequantize(const sm_kargs *a)
+{
+    const sm_tensor *x = a->in[0], *scale = a->in[1];
+    const sm_tensor *zp = a->n_in > 2 ? a->in[2] : NULL;
+    sm_tensor *y = a->out[0];
+    int64_t inner;
+    SM_TRY(axis_inner(a, x, scale, &inner));
+    SM_TRY(sm_quant_check_scale(a, 1, 1));
+    if (y->numel != x->numel)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: output does not match the input's shape",
+                      a->op_name);
+    smelt_dtype qt = zp ? zp->dtype : SMELT_DTYPE_U8;
+    for (int64_t i = 0; i < x->numel; i++) {
+        double s = param_at(scale, i, inner, 1), z = param_at(zp, i, inner, 0);
+        double q = as_dtype(x->dtype, sm_load_f64(x->dtype, x->data, i) / s);
+        double v = (double)saturate_q(qt, nearbyint(q) + z);
+        sm_store_f64(y->dtype, y->data, i, as_dtype(x->dtype, (v - z) * s));
+    }
+    return SMELT_OK;
+}
+
 /* DequantizeLinear: y = (x - zero_point) * scale. */
 smelt_status sm_ref_dequantizelinear(const sm_kargs *a)
 {
