@@ -13,7 +13,7 @@ BUILD="build-essential cmake pkg-config libcmocka-dev graphviz
 libprotobuf-c-dev protobuf-c-compiler libonnx-dev"
 TEST="clang-14 clang libclang-rt-14-dev
 python3 python3-numpy python3-torch python3-torchvision python3-onnx
-python3-dev python3-setuptools python3-pytest
+python3-dev python3-setuptools python3-pytest python3-sklearn
 chromium"
 
 case "${1:-test}" in
