@@ -19,6 +19,9 @@
  */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/alloc.h"
 #include "kernels/cpu/quant_gemm.h"
@@ -248,21 +251,110 @@ int sm_cpu_dql_supports(const sm_kernel_desc *d)
            (d->n_out < 3 || d->out[2].dtype == SMELT_DTYPE_U8);
 }
 
-smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                            const sm_cpu_config *c, const void *packed,
-                            sm_threadpool *tp)
+/* Rounds f32 t, |t| <= 2^22 (or NaN, kept), to the nearest whole
+ * number, halves to even: adding 1.5 * 2^23 leaves no fraction bits, and
+ * the addition rounds as the current mode (to nearest, ties to even)
+ * does; the subtraction is exact. */
+static inline float round_even(float t)
 {
-    (void)ops, (void)c, (void)packed, (void)tp;
-    const sm_tensor *xt = a->in[0];
-    const float *x = xt->data;
-    uint8_t *y = a->out[0]->data;
-    int64_t n = xt->numel;
-    if (a->out[0]->numel != n)
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "%s: output does not match the input's shape",
-                      a->op_name);
-    float lo = 0, hi = 0;
+    const float magic = 12582912.0f;
+    return (t + magic) - magic;
+}
+
+/* One element of the quantization: x / scale (the f32 quotient: a
+ * double quotient of two floats rounded to f32 is the same), clamped to
+ * +-300 (past it every value saturates alike; NaN kept), rounded, plus
+ * the zero point, saturated to [0, 255], NaN to 0. */
+static inline uint8_t quantize_one(float x, float scale, float zp)
+{
+    float t = x / scale;
+    t = t > 300.0f ? 300.0f : t;
+    t = t < -300.0f ? -300.0f : t;
+    float q = round_even(t) + zp;
+    q = q < 0 ? 0 : q;
+    q = q > 255 ? 255 : q;
+    return q == q ? (uint8_t)q : 0;
+}
+
+#if defined(__SSE2__)
+/* min(x, 0) and max(x, 0) over x[0..n) with n a multiple of 16, in four
+ * SSE registers each: minps(a, b) is a < b ? a : b, so a NaN x never
+ * enters (its comparisons are false); lo only falls and hi only rises
+ * from +0, so the lanes combine to the sequential result in any order. */
+static void minmax16(const float *x, int64_t n, float *lo, float *hi)
+{
+    __m128 l0 = _mm_setzero_ps(), l1 = l0, l2 = l0, l3 = l0;
+    __m128 h0 = l0, h1 = l0, h2 = l0, h3 = l0;
+    for (int64_t i = 0; i < n; i += 16) {
+        __m128 a = _mm_loadu_ps(x + i), b = _mm_loadu_ps(x + i + 4);
+        __m128 c = _mm_loadu_ps(x + i + 8), d = _mm_loadu_ps(x + i + 12);
+        l0 = _mm_min_ps(a, l0), h0 = _mm_max_ps(a, h0);
+        l1 = _mm_min_ps(b, l1), h1 = _mm_max_ps(b, h1);
+        l2 = _mm_min_ps(c, l2), h2 = _mm_max_ps(c, h2);
+        l3 = _mm_min_ps(d, l3), h3 = _mm_max_ps(d, h3);
+    }
+    float lv[16], hv[16];
+    _mm_storeu_ps(lv, l0), _mm_storeu_ps(lv + 4, l1);
+    _mm_storeu_ps(lv + 8, l2), _mm_storeu_ps(lv + 12, l3);
+    _mm_storeu_ps(hv, h0), _mm_storeu_ps(hv + 4, h1);
+    _mm_storeu_ps(hv + 8, h2), _mm_storeu_ps(hv + 12, h3);
+    for (int l = 0; l < 16; l++) {
+        *lo = lv[l] < *lo ? lv[l] : *lo;
+        *hi = hv[l] > *hi ? hv[l] : *hi;
+    }
+}
+
+/* quantize_one over 16 elements at a time (n a multiple of 16). Each
+ * clamp puts the constant first (minps(300, t) is 300 < t ? 300 : t),
+ * so that a NaN passes through to the final mask as in the scalar
+ * form. */
+static void quantize16(const float *x, int64_t n, float scale, float zp,
+                       uint8_t *y)
+{
+    const __m128 vs = _mm_set1_ps(scale), vz = _mm_set1_ps(zp);
+    const __m128 hi = _mm_set1_ps(300.0f), lo = _mm_set1_ps(-300.0f);
+    const __m128 magic = _mm_set1_ps(12582912.0f), zero = _mm_setzero_ps();
+    const __m128 top = _mm_set1_ps(255.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        __m128i r[4];
+        for (int k = 0; k < 4; k++) {
+            __m128 t = _mm_div_ps(_mm_loadu_ps(x + i + 4 * k), vs);
+            t = _mm_max_ps(lo, _mm_min_ps(hi, t));
+            t = _mm_sub_ps(_mm_add_ps(t, magic), magic);
+            t = _mm_add_ps(t, vz);
+            t = _mm_min_ps(top, _mm_max_ps(zero, t));
+            t = _mm_and_ps(t, _mm_cmpord_ps(t, t));
+            r[k] = _mm_cvttps_epi32(t);
+        }
+        __m128i w0 = _mm_packs_epi32(r[0], r[1]);
+        __m128i w1 = _mm_packs_epi32(r[2], r[3]);
+        _mm_storeu_si128((__m128i *)(y + i), _mm_packus_epi16(w0, w1));
+    }
+}
+#else
+static void minmax16(const float *x, int64_t n, float *lo, float *hi)
+{
     for (int64_t i = 0; i < n; i++) {
+        *lo = x[i] < *lo ? x[i] : *lo;
+        *hi = x[i] > *hi ? x[i] : *hi;
+    }
+}
+
+static void quantize16(const float *x, int64_t n, float scale, float zp,
+                       uint8_t *y)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = quantize_one(x[i], scale, zp);
+}
+#endif
+
+void sm_q8_quantize_dynamic(const float *x, int64_t n, uint8_t *y,
+                            float *scale_out, uint8_t *zp_out)
+{
+    int64_t n16 = n - n % 16;
+    float lo = 0, hi = 0;
+    minmax16(x, n16, &lo, &hi);
+    for (int64_t i = n16; i < n; i++) {
         lo = x[i] < lo ? x[i] : lo;
         hi = x[i] > hi ? x[i] : hi;
     }
@@ -274,15 +366,33 @@ smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
         zpd = isnan(z) ? 0 : z < 0 ? 0 : z > 255 ? 255 : z;
     }
     float zp = (float)zpd;
-    for (int64_t i = 0; i < n; i++) {
-        float q = scale ? nearbyintf(x[i] / scale) + zp : zp;
-        q = q < 0 ? 0 : q;
-        q = q > 255 ? 255 : q;
-        y[i] = q == q ? (uint8_t)q : 0;
+    if (scale) {
+        quantize16(x, n16, scale, zp, y);
+        for (int64_t i = n16; i < n; i++)
+            y[i] = quantize_one(x[i], scale, zp);
+    } else {
+        memset(y, (int)zpd, (size_t)n);
     }
+    *scale_out = scale;
+    *zp_out = (uint8_t)zpd;
+}
+
+smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                            const sm_cpu_config *c, const void *packed,
+                            sm_threadpool *tp)
+{
+    (void)ops, (void)c, (void)packed, (void)tp;
+    const sm_tensor *xt = a->in[0];
+    if (a->out[0]->numel != xt->numel)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: output does not match the input's shape",
+                      a->op_name);
+    float scale;
+    uint8_t zp;
+    sm_q8_quantize_dynamic(xt->data, xt->numel, a->out[0]->data, &scale, &zp);
     if (a->n_out > 1 && a->out[1] && a->out[1]->numel == 1)
         *(float *)a->out[1]->data = scale;
     if (a->n_out > 2 && a->out[2] && a->out[2]->numel == 1)
-        *(uint8_t *)a->out[2]->data = (uint8_t)zpd;
+        *(uint8_t *)a->out[2]->data = zp;
     return SMELT_OK;
 }

@@ -131,6 +131,10 @@ typedef struct sm_q8_epi {
     sm_q8_vec bias; /* F32: per column, or absent */
     int act;        /* F32: an sm_act_kind (core/act.def) */
     double act_a, act_b;
+    /* F32: applies act to a run of outputs in place (an f32 table's
+     * unary, vectorized); NULL: the reference scalar function per
+     * element */
+    void (*vact)(int f, float a, float b, const float *x, float *y, int64_t n);
     double sy; /* Q8: the output's scale and zero point */
     int64_t zy;
     smelt_dtype ydt; /* Q8: u8 or s8 */
@@ -138,6 +142,19 @@ typedef struct sm_q8_epi {
 
 /* The plain int32 epilogue with no zero points. */
 sm_q8_epi sm_q8_epi_i32(void);
+
+/* The f32 table whose vector functions (activations) go with int8 table
+ * ops (the same vector width). */
+const sm_cpu_ops *sm_q8_f32_ops(const sm_cpu_ops *ops);
+
+/*
+ * DynamicQuantizeLinear of x[0..n) into y (u8) with its *scale and *zp,
+ * bit-exact with the reference: scale and zero point in the reference's
+ * double arithmetic, q = round(x / scale) + zp in f32, halves to even,
+ * saturated to [0, 255], NaN to 0.
+ */
+void sm_q8_quantize_dynamic(const float *x, int64_t n, uint8_t *y, float *scale,
+                            uint8_t *zp);
 
 /* Products of fewer multiply-adds run on the calling thread (tests set
  * 0 so that small shapes take the threaded paths). */
