@@ -320,22 +320,43 @@ static void test_convinteger(void **state)
     qconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, 1, NO_ATTRS, 4);
 }
 
-/* DynamicQuantizeLinear against the reference, bit for bit: random,
- * all-negative, all-zero inputs and one with a NaN. */
+/* Pattern c (0..7) of the dynamic quantization's edge inputs in x:
+ * random, all negative, all zero, one NaN, quotients exactly on halves
+ * (scale 1 and 2: ties to even, where x * (1 / scale) must give way to
+ * the division), just off the halves, a tiny range (1 / scale large). */
+static void dq_pattern(sm_tensor *x, int c)
+{
+    float *p = x->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        if (c == 1)
+            p[i] = -fabsf(p[i]) * 3;
+        if (c == 2)
+            p[i] = 0;
+        if (c == 3 && i % 1000 == 5)
+            p[i] = NAN;
+        if (c == 4) /* scale 1: x = k + 0.5 ties */
+            p[i] = i == 0 ? 255.0f : (float)(i % 255) + 0.5f;
+        if (c == 5) /* scale 2, zero point 64: odd x are ties */
+            p[i] = i == 0   ? 382.0f
+                   : i == 1 ? -128.0f
+                            : (float)(i % 300) - 127.0f;
+        if (c == 6) /* just off the halves */
+            p[i] = i == 0 ? 255.0f
+                          : nextafterf((float)(i % 255) + 0.5f,
+                                       i % 2 ? 1e9f : -1e9f);
+        if (c == 7)
+            p[i] *= 1e-30f;
+    }
+}
+
+/* DynamicQuantizeLinear against the reference, bit for bit, on every
+ * pattern of dq_pattern. */
 static void test_dynamicquantizelinear(void **state)
 {
     (void)state;
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 8; c++) {
         sm_tensor *x = ck_rand(2, D(7, 19), (unsigned)c + 1);
-        float *p = x->data;
-        for (int64_t i = 0; i < x->numel; i++) {
-            if (c == 1)
-                p[i] = -fabsf(p[i]) * 3;
-            if (c == 2)
-                p[i] = 0;
-            if (c == 3 && i == 5)
-                p[i] = NAN;
-        }
+        dq_pattern(x, c);
         sm_tensor *in[1] = {x};
         CK_CHECK(SM_OP_DynamicQuantizeLinear, 1, in, 3, NO_ATTRS, CK_ONE(dql),
                  0u, 0, 0);
@@ -500,30 +521,25 @@ static void test_fusedqmatmul(void **state)
     qfmm_case(2, D(65, 257), 3, I8, U8, 1, 1, "none", 9);
 }
 
-/* DynamicQuantizeLinear's edge inputs through FusedQMatMul: all zero
- * (scale 0), all negative, a NaN, values far apart. */
+/* The dynamic quantization's edge inputs (dq_pattern) through
+ * FusedQMatMul on every instance, bit for bit: a small A (vector body
+ * and tail) and one of 16680 elements (three chunks, split over the
+ * threads). */
 static void test_fusedqmatmul_edges(void **state)
 {
     (void)state;
-    for (int c = 0; c < 4; c++) {
-        sm_tensor *in[5] = {ck_rand(2, D(5, 11), (unsigned)c + 20),
-                            q_rand(I8, 2, D(11, 9), (unsigned)c + 30),
-                            f_scalar(0.05), NULL,
-                            ck_rand(1, D(9), (unsigned)c + 40)};
-        float *p = in[0]->data;
-        for (int64_t i = 0; i < in[0]->numel; i++) {
-            if (c == 0)
-                p[i] = 0;
-            if (c == 1)
-                p[i] = -fabsf(p[i]) * 3;
-            if (c == 2 && i == 7)
-                p[i] = NAN;
-            if (c == 3 && i % 9 == 0)
-                p[i] *= 1e6f;
+    static const int64_t shapes[2][2] = {{7, 19}, {40, 417}};
+    for (int sh = 0; sh < 2; sh++)
+        for (int c = 0; c < 8; c++) {
+            int64_t M = shapes[sh][0], K = shapes[sh][1];
+            sm_tensor *in[5] = {ck_rand(2, D(M, K), (unsigned)c + 20),
+                                q_rand(I8, 2, D(K, 9), (unsigned)c + 30),
+                                f_scalar(0.05), NULL,
+                                ck_rand(1, D(9), (unsigned)c + 40)};
+            dq_pattern(in[0], c);
+            CK_CHECK(SM_OP_FusedQMatMul, 5, in, 1, NO_ATTRS, Q8_ENTRIES(qfmm),
+                     2u, 0, 0);
         }
-        CK_CHECK(SM_OP_FusedQMatMul, 5, in, 1, NO_ATTRS, Q8_ENTRIES(qfmm), 2u,
-                 0, 0);
-    }
 }
 
 /* A negative or NaN B scale: the kernel and the reference refuse it,

@@ -281,7 +281,7 @@ static inline uint8_t quantize_one(float x, float scale, float zp)
  * SSE registers each: minps(a, b) is a < b ? a : b, so a NaN x never
  * enters (its comparisons are false); lo only falls and hi only rises
  * from +0, so the lanes combine to the sequential result in any order. */
-static void minmax16(const float *x, int64_t n, float *lo, float *hi)
+void sm_q8_minmax_sse2(const float *x, int64_t n, float *lo, float *hi)
 {
     __m128 l0 = _mm_setzero_ps(), l1 = l0, l2 = l0, l3 = l0;
     __m128 h0 = l0, h1 = l0, h2 = l0, h3 = l0;
@@ -306,33 +306,53 @@ static void minmax16(const float *x, int64_t n, float *lo, float *hi)
 
 /* quantize_one over 16 elements at a time (n a multiple of 16). Each
  * clamp puts the constant first (minps(300, t) is 300 < t ? 300 : t),
- * so that a NaN passes through to the final mask as in the scalar
- * form. */
-static void quantize16(const float *x, int64_t n, float scale, float zp,
-                       uint8_t *y)
+ * so that a NaN passes through to the final mask as in the scalar form.
+ *
+ * The quotient: x * (1 / scale) stands in for the division when 1 /
+ * scale is a normal float (recip set). Within +-300 it differs from the
+ * f32 quotient x / scale by less than 1e-4 (three roundings of relative
+ * 2^-24 each), so both round to the same whole number unless one lies
+ * within that of a half; a group of four in which any product lies
+ * within 0.001 of a half takes the division instead. Past +-300 both
+ * saturate alike. Bit-exact either way, and a multiply instead of a
+ * division for nearly every element.
+ */
+void sm_q8_quant_sse2(const float *x, int64_t n, float scale, float zp,
+                      uint8_t *y)
 {
+    float r = 1.0f / scale;
+    int recip = isfinite(r) && r >= 1e-30f;
     const __m128 vs = _mm_set1_ps(scale), vz = _mm_set1_ps(zp);
+    const __m128 vr = _mm_set1_ps(r), sign = _mm_set1_ps(-0.0f);
+    const __m128 near = _mm_set1_ps(0.499f);
     const __m128 hi = _mm_set1_ps(300.0f), lo = _mm_set1_ps(-300.0f);
     const __m128 magic = _mm_set1_ps(12582912.0f), zero = _mm_setzero_ps();
     const __m128 top = _mm_set1_ps(255.0f);
     for (int64_t i = 0; i < n; i += 16) {
-        __m128i r[4];
+        __m128i q[4];
         for (int k = 0; k < 4; k++) {
-            __m128 t = _mm_div_ps(_mm_loadu_ps(x + i + 4 * k), vs);
+            __m128 xv = _mm_loadu_ps(x + i + 4 * k);
+            __m128 t = recip ? _mm_mul_ps(xv, vr) : _mm_div_ps(xv, vs);
             t = _mm_max_ps(lo, _mm_min_ps(hi, t));
-            t = _mm_sub_ps(_mm_add_ps(t, magic), magic);
-            t = _mm_add_ps(t, vz);
+            __m128 rt = _mm_sub_ps(_mm_add_ps(t, magic), magic);
+            if (recip && _mm_movemask_ps(_mm_cmpgt_ps(
+                             _mm_andnot_ps(sign, _mm_sub_ps(t, rt)), near))) {
+                t = _mm_div_ps(xv, vs);
+                t = _mm_max_ps(lo, _mm_min_ps(hi, t));
+                rt = _mm_sub_ps(_mm_add_ps(t, magic), magic);
+            }
+            t = _mm_add_ps(rt, vz);
             t = _mm_min_ps(top, _mm_max_ps(zero, t));
             t = _mm_and_ps(t, _mm_cmpord_ps(t, t));
-            r[k] = _mm_cvttps_epi32(t);
+            q[k] = _mm_cvttps_epi32(t);
         }
-        __m128i w0 = _mm_packs_epi32(r[0], r[1]);
-        __m128i w1 = _mm_packs_epi32(r[2], r[3]);
+        __m128i w0 = _mm_packs_epi32(q[0], q[1]);
+        __m128i w1 = _mm_packs_epi32(q[2], q[3]);
         _mm_storeu_si128((__m128i *)(y + i), _mm_packus_epi16(w0, w1));
     }
 }
 #else
-static void minmax16(const float *x, int64_t n, float *lo, float *hi)
+void sm_q8_minmax_sse2(const float *x, int64_t n, float *lo, float *hi)
 {
     for (int64_t i = 0; i < n; i++) {
         *lo = x[i] < *lo ? x[i] : *lo;
@@ -340,23 +360,85 @@ static void minmax16(const float *x, int64_t n, float *lo, float *hi)
     }
 }
 
-static void quantize16(const float *x, int64_t n, float scale, float zp,
-                       uint8_t *y)
+void sm_q8_quant_sse2(const float *x, int64_t n, float scale, float zp,
+                      uint8_t *y)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] = quantize_one(x[i], scale, zp);
 }
 #endif
 
-void sm_q8_quantize_dynamic(const float *x, int64_t n, uint8_t *y,
-                            float *scale_out, uint8_t *zp_out)
+/* The chunks the threads share: min / max per chunk, then the
+ * quantization. */
+typedef struct dq_job {
+    const sm_q8_isa *isa;
+    const float *x;
+    uint8_t *y;
+    int64_t n, chunk;
+    float lo[64], hi[64];
+    float scale, zp;
+} dq_job;
+
+/* Bounds of chunk c of j: [*b, *e), *e16 where its 16-multiple part
+ * ends. */
+static void dq_bounds(const dq_job *j, int64_t c, int64_t *b, int64_t *e,
+                      int64_t *e16)
 {
-    int64_t n16 = n - n % 16;
+    *b = c * j->chunk;
+    *e = *b + j->chunk < j->n ? *b + j->chunk : j->n;
+    *e16 = *b + (*e - *b) / 16 * 16;
+}
+
+static void dq_minmax_range(void *arg, int64_t c0, int64_t c1, int tid)
+{
+    (void)tid;
+    dq_job *j = arg;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b, e, e16;
+        dq_bounds(j, c, &b, &e, &e16);
+        float lo = 0, hi = 0;
+        j->isa->minmax(j->x + b, e16 - b, &lo, &hi);
+        for (int64_t i = e16; i < e; i++) {
+            lo = j->x[i] < lo ? j->x[i] : lo;
+            hi = j->x[i] > hi ? j->x[i] : hi;
+        }
+        j->lo[c] = lo;
+        j->hi[c] = hi;
+    }
+}
+
+static void dq_quant_range(void *arg, int64_t c0, int64_t c1, int tid)
+{
+    (void)tid;
+    const dq_job *j = arg;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b, e, e16;
+        dq_bounds(j, c, &b, &e, &e16);
+        j->isa->quant(j->x + b, e16 - b, j->scale, j->zp, j->y + b);
+        for (int64_t i = e16; i < e; i++)
+            j->y[i] = quantize_one(j->x[i], j->scale, j->zp);
+    }
+}
+
+/* Chunks of at least 8 Ki elements (a multiple of 16), at most 64; the
+ * per-chunk bounds combine in chunk order (any order gives the same:
+ * see sm_q8_minmax_sse2). */
+void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
+                            uint8_t *y, float *scale_out, uint8_t *zp_out,
+                            sm_threadpool *tp)
+{
+    static const sm_q8_isa sse2 = {
+        "sse2", 0, 0, NULL, sm_q8_minmax_sse2, sm_q8_quant_sse2};
+    dq_job j = {.isa = isa && isa->quant ? isa : &sse2, .x = x, .y = y, .n = n};
+    j.chunk = (n / 64 + 15) / 16 * 16;
+    j.chunk = j.chunk < 8192 ? 8192 : j.chunk;
+    int64_t nc = n > 0 ? (n + j.chunk - 1) / j.chunk : 0;
+    sm_threadpool *use = nc > 1 ? tp : NULL;
+    sm_parallel_for(use, nc, 1, dq_minmax_range, &j);
     float lo = 0, hi = 0;
-    minmax16(x, n16, &lo, &hi);
-    for (int64_t i = n16; i < n; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
+    for (int64_t c = 0; c < nc; c++) {
+        lo = j.lo[c] < lo ? j.lo[c] : lo;
+        hi = j.hi[c] > hi ? j.hi[c] : hi;
     }
     /* the reference's arithmetic, once */
     float scale = (float)((double)(float)((double)hi - (double)lo) / 255.0);
@@ -365,14 +447,12 @@ void sm_q8_quantize_dynamic(const float *x, int64_t n, uint8_t *y,
         double z = nearbyint((double)(float)(-(double)lo / scale));
         zpd = isnan(z) ? 0 : z < 0 ? 0 : z > 255 ? 255 : z;
     }
-    float zp = (float)zpd;
-    if (scale) {
-        quantize16(x, n16, scale, zp, y);
-        for (int64_t i = n16; i < n; i++)
-            y[i] = quantize_one(x[i], scale, zp);
-    } else {
+    j.scale = scale;
+    j.zp = (float)zpd;
+    if (scale)
+        sm_parallel_for(use, nc, 1, dq_quant_range, &j);
+    else if (n > 0)
         memset(y, (int)zpd, (size_t)n);
-    }
     *scale_out = scale;
     *zp_out = (uint8_t)zpd;
 }
@@ -389,7 +469,8 @@ smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
                       a->op_name);
     float scale;
     uint8_t zp;
-    sm_q8_quantize_dynamic(xt->data, xt->numel, a->out[0]->data, &scale, &zp);
+    sm_q8_quantize_dynamic(NULL, xt->data, xt->numel, a->out[0]->data, &scale,
+                           &zp, NULL);
     if (a->n_out > 1 && a->out[1] && a->out[1]->numel == 1)
         *(float *)a->out[1]->data = scale;
     if (a->n_out > 2 && a->out[2] && a->out[2]->numel == 1)

@@ -197,7 +197,7 @@ smelt_status sm_cpu_qfmm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     uint8_t za;
     if (g.a_f32) {
         uint8_t *q = a->workspace;
-        sm_q8_quantize_dynamic(A->data, M * K, q, &sa, &za);
+        sm_q8_quantize_dynamic(isa, A->data, M * K, q, &sa, &za, tp);
         e.sa = (sm_q8_vec){&sa, SMELT_DTYPE_F32, 1};
         e.za = (sm_q8_vec){&za, SMELT_DTYPE_U8, 1};
         adata = q;

@@ -160,6 +160,8 @@ typedef struct q8_job {
      * colk; F32: sf = f32(sa * sb) (per-tensor sa) and the bias */
     uint32_t *zbe, *colk;
     float *sf, *bf;
+    int za_const; /* F32, A's zero point per tensor: colk = zae colk */
+    int zb_zero;  /* every zbe is 0 */
 } q8_job;
 
 /* Packs row panels [p0, p1) of A: a' = a (u8) or a + 128 (s8), zero
@@ -250,7 +252,6 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
     const sm_act_info *ai = e->act ? sm_act_info_get(e->act) : NULL;
     for (int r = 0; r < mi; r++) {
         int64_t i = i0 + r;
-        uint32_t zae = (uint32_t)vec_i64(&e->za, i) + ashift;
         uint32_t rs = (uint32_t)j->rowsum[i];
         if (per_row) {
             double sai = vec_f64(&e->sa, i, 1);
@@ -258,25 +259,35 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
                 sfr[c] = (float)(sai * vec_f64(&e->sb, j0 + c, 1));
             sf = sfr;
         }
+        float *y = (float *)j->c + i * j->c_rs + j0 * j->c_cs;
+        float *o = j->c_cs == 1 ? y : v;
         const int32_t *tr = t + r * nr;
-        for (int c = 0; c < nj; c++) {
-            uint32_t u = (uint32_t)tr[c] - zbe[c] * rs - zae * colk[c];
-            float x = (float)(int32_t)u;
-            v[c] = x * sf[c];
+        if (j->za_const && j->zb_zero) {
+            /* colk holds zae colk: acc = raw - colk */
+            for (int c = 0; c < nj; c++)
+                o[c] = (float)(int32_t)((uint32_t)tr[c] - colk[c]) * sf[c];
+        } else if (j->za_const) {
+            for (int c = 0; c < nj; c++)
+                o[c] =
+                    (float)(int32_t)((uint32_t)tr[c] - zbe[c] * rs - colk[c]) *
+                    sf[c];
+        } else {
+            uint32_t zae = (uint32_t)vec_i64(&e->za, i) + ashift;
+            for (int c = 0; c < nj; c++)
+                o[c] = (float)(int32_t)((uint32_t)tr[c] - zbe[c] * rs -
+                                        zae * colk[c]) *
+                       sf[c];
         }
         if (has_bias)
             for (int c = 0; c < nj; c++)
-                v[c] = v[c] + bf[c];
-        float *y = (float *)j->c + i * j->c_rs + j0 * j->c_cs;
+                o[c] = o[c] + bf[c];
         if (ai && e->vact) {
-            e->vact(e->act, (float)e->act_a, (float)e->act_b, v, v, nj);
+            e->vact(e->act, (float)e->act_a, (float)e->act_b, o, o, nj);
         } else if (ai) {
             for (int c = 0; c < nj; c++)
-                v[c] = (float)ai->scalar(v[c], e->act_a, e->act_b);
+                o[c] = (float)ai->scalar(o[c], e->act_a, e->act_b);
         }
-        if (j->c_cs == 1)
-            memcpy(y, v, (size_t)nj * sizeof(float));
-        else
+        if (o == v)
             for (int c = 0; c < nj; c++)
                 y[c * j->c_cs] = v[c];
     }
@@ -289,10 +300,19 @@ static void col_params(q8_job *j)
     int64_t n = j->bp->n;
     uint32_t K = (uint32_t)j->k;
     double sa = vec_f64(&e->sa, 0, 1);
+    int f32 = e->kind == SM_Q8_OUT_F32;
+    /* F32 with one zero point for A: colk folds it in */
+    j->za_const = f32 && (!e->za.p || e->za.n == 1);
+    uint32_t zae =
+        (uint32_t)vec_i64(&e->za, 0) + (j->adt == SMELT_DTYPE_I8 ? 128 : 0);
+    j->zb_zero = 1;
     for (int64_t c = 0; c < n; c++) {
         j->zbe[c] = (uint32_t)(vec_i64(&e->zb, c) - j->bp->bshift);
         j->colk[c] = (uint32_t)j->bp->colsum[c] - K * j->zbe[c];
-        if (e->kind == SM_Q8_OUT_F32) {
+        j->zb_zero &= j->zbe[c] == 0;
+        if (j->za_const)
+            j->colk[c] *= zae;
+        if (f32) {
             j->sf[c] = (float)(sa * vec_f64(&e->sb, c, 1));
             j->bf[c] = (float)vec_f64(&e->bias, c, 0);
         }

@@ -61,6 +61,12 @@ typedef struct sm_q8_isa {
     int mr, nr;
     void (*ukr)(int64_t kg, const uint8_t *a, const int8_t *b, int32_t *c,
                 int narrow);
+    /* The dynamic quantization's two passes over n floats, n a multiple
+     * of 16 (sm_q8_quantize_dynamic; NULL: the SSE2 ones): *lo = min(*lo,
+     * x...) and *hi = max(*hi, x...) ignoring NaN; y = the u8 values
+     * with scale and zero point zp. */
+    void (*minmax)(const float *x, int64_t n, float *lo, float *hi);
+    void (*quant)(const float *x, int64_t n, float scale, float zp, uint8_t *y);
 } sm_q8_isa;
 
 extern const sm_q8_isa sm_q8_isa_avx512vnni;
@@ -151,10 +157,17 @@ const sm_cpu_ops *sm_q8_f32_ops(const sm_cpu_ops *ops);
  * DynamicQuantizeLinear of x[0..n) into y (u8) with its *scale and *zp,
  * bit-exact with the reference: scale and zero point in the reference's
  * double arithmetic, q = round(x / scale) + zp in f32, halves to even,
- * saturated to [0, 255], NaN to 0.
+ * saturated to [0, 255], NaN to 0. isa's vector passes when it has them
+ * (NULL: the SSE2 ones); split over tp's threads when x is large.
  */
-void sm_q8_quantize_dynamic(const float *x, int64_t n, uint8_t *y, float *scale,
-                            uint8_t *zp);
+void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
+                            uint8_t *y, float *scale, uint8_t *zp,
+                            sm_threadpool *tp);
+
+/* The SSE2 passes (quant_conv.c), in the isa hooks' form. */
+void sm_q8_minmax_sse2(const float *x, int64_t n, float *lo, float *hi);
+void sm_q8_quant_sse2(const float *x, int64_t n, float scale, float zp,
+                      uint8_t *y);
 
 /* Products of fewer multiply-adds run on the calling thread (tests set
  * 0 so that small shapes take the threaded paths). */
