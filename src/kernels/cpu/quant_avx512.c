@@ -100,8 +100,26 @@ static void quant(const float *x, int64_t n, float scale, float zp, uint8_t *y)
     }
 }
 
-const sm_q8_isa sm_q8_isa_avx512vnni = {"avx512vnni", 8,      32,
-                                        ukr,          minmax, quant};
+/* The f32 epilogue row (quant_gemm.h, epi_f32), 16 columns per vector,
+ * the last ones masked; the same f32 operations as the C loop. */
+static void epi_f32(const int32_t *t, const uint32_t *colk, const float *sf,
+                    const float *bf, float *y, int n)
+{
+    for (int c = 0; c < n; c += 16) {
+        __mmask16 m =
+            n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1);
+        __m512i acc = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, t + c),
+                                       _mm512_maskz_loadu_epi32(m, colk + c));
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc),
+                                 _mm512_maskz_loadu_ps(m, sf + c));
+        if (bf)
+            v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bf + c));
+        _mm512_mask_storeu_ps(y + c, m, v);
+    }
+}
+
+const sm_q8_isa sm_q8_isa_avx512vnni = {"avx512vnni", 8,     32,     ukr,
+                                        minmax,       quant, epi_f32};
 #else
 const sm_q8_isa sm_q8_isa_avx512vnni = {"avx512vnni", 4, 8, sm_q8_ukr_scalar};
 #endif

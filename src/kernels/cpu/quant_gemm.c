@@ -248,10 +248,10 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
     float sfr[SM_Q8_NR_MAX], v[SM_Q8_NR_MAX];
     const float *sf = j->sf + j0;
     int per_row = e->sa.p && e->sa.n > 1;
-    int has_bias = e->bias.p != NULL;
     const sm_act_info *ai = e->act ? sm_act_info_get(e->act) : NULL;
     for (int r = 0; r < mi; r++) {
         int64_t i = i0 + r;
+        int has_bias = e->bias.p != NULL;
         uint32_t rs = (uint32_t)j->rowsum[i];
         if (per_row) {
             double sai = vec_f64(&e->sa, i, 1);
@@ -262,7 +262,10 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
         float *y = (float *)j->c + i * j->c_rs + j0 * j->c_cs;
         float *o = j->c_cs == 1 ? y : v;
         const int32_t *tr = t + r * nr;
-        if (j->za_const && j->zb_zero) {
+        if (j->za_const && j->zb_zero && j->isa->epi_f32) {
+            j->isa->epi_f32(tr, colk, sf, has_bias ? bf : NULL, o, nj);
+            has_bias = 0;
+        } else if (j->za_const && j->zb_zero) {
             /* colk holds zae colk: acc = raw - colk */
             for (int c = 0; c < nj; c++)
                 o[c] = (float)(int32_t)((uint32_t)tr[c] - colk[c]) * sf[c];

@@ -67,6 +67,11 @@ typedef struct sm_q8_isa {
      * with scale and zero point zp. */
     void (*minmax)(const float *x, int64_t n, float *lo, float *hi);
     void (*quant)(const float *x, int64_t n, float scale, float zp, uint8_t *y);
+    /* One row of a tile's f32 epilogue when A's zero point is per tensor
+     * and every zero point of B is 0 (NULL: plain C): y[c] =
+     * f32((int32)(t[c] - colk[c])) * sf[c] [+ bf[c] when bf], c < n. */
+    void (*epi_f32)(const int32_t *t, const uint32_t *colk, const float *sf,
+                    const float *bf, float *y, int n);
 } sm_q8_isa;
 
 extern const sm_q8_isa sm_q8_isa_avx512vnni;
