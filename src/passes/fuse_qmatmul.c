@@ -15,12 +15,15 @@
  * then, each while the value before it has no other user: an Add of a
  * constant f32 bias with one value or one per column (rank <= 1), and an
  * activation of core/act.def. sw and s hold one value or one per column
- * (rank <= 1). The DynamicQuantizeLinear stays while another node reads
- * it and goes with its last product. The result is the chain's: the
- * integer sums, the scale product and the bias sum are the same f32
- * operations (docs/QUANTIZATION.md). It runs at -O2 before the epilogue
- * and elementwise fusions, which would otherwise take the Mul and Add.
+ * (rank <= 1), each positive and finite (a Mul by any other constant is
+ * left alone: FusedQMatMul would refuse it as a scale). The
+ * DynamicQuantizeLinear stays while another node reads it and goes with its
+ * last product. The result is the chain's: the integer sums, the scale product
+ * and the bias sum are the same f32 operations (docs/QUANTIZATION.md). It runs
+ * at -O2 before the epilogue and elementwise fusions, which would otherwise
+ * take the Mul and Add.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +38,20 @@ static int const_vec(const sm_value *v, int64_t n)
 {
     return v && v->data && v->data->dtype == SMELT_DTYPE_F32 &&
            v->data->ndim <= 1 && (v->data->numel == 1 || v->data->numel == n);
+}
+
+/* const_vec, every value a valid scale (positive and finite): a Mul by
+ * anything else is legal ONNX, but FusedQMatMul refuses such a scale,
+ * so the chain stays as it is. */
+static int const_scale(const sm_value *v, int64_t n)
+{
+    if (!const_vec(v, n))
+        return 0;
+    const float *p = v->data->data;
+    for (int64_t i = 0; i < v->data->numel; i++)
+        if (!(p[i] > 0 && p[i] < INFINITY))
+            return 0;
+    return 1;
 }
 
 /* What a match found. */
@@ -53,7 +70,7 @@ typedef struct qmm_match {
 static int match_scale(sm_node *mi, sm_value *s, int64_t n, qmm_match *m)
 {
     sm_value *za = mi->n_in > 2 ? mi->in[2] : NULL;
-    if (const_vec(s, n)) {
+    if (const_scale(s, n)) {
         m->in[0] = mi->in[0];
         m->in[2] = s;
         m->in[6] = za;
@@ -68,7 +85,7 @@ static int match_scale(sm_node *mi, sm_value *s, int64_t n, qmm_match *m)
     sm_value *sw = sm->in[0] == dq->out[1]   ? sm->in[1]
                    : sm->in[1] == dq->out[1] ? sm->in[0]
                                              : NULL;
-    if (!const_vec(sw, n))
+    if (!const_scale(sw, n))
         return 0;
     m->in[0] = dq->in[0];
     m->in[2] = sw;

@@ -118,8 +118,14 @@ static void epi_f32(const int32_t *t, const uint32_t *colk, const float *sf,
     }
 }
 
-const sm_q8_isa sm_q8_isa_avx512vnni = {"avx512vnni", 8,     32,     ukr,
-                                        minmax,       quant, epi_f32};
+const sm_q8_isa sm_q8_isa_avx512vnni = {.name = "avx512vnni",
+                                        .mr = 8,
+                                        .nr = 32,
+                                        .ukr = ukr,
+                                        .minmax = minmax,
+                                        .quant = quant,
+                                        .epi_f32 = epi_f32};
 #else
-const sm_q8_isa sm_q8_isa_avx512vnni = {"avx512vnni", 4, 8, sm_q8_ukr_scalar};
+const sm_q8_isa sm_q8_isa_avx512vnni = {
+    .name = "avx512vnni", .mr = 4, .nr = 8, .ukr = sm_q8_ukr_scalar};
 #endif

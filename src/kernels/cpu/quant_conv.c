@@ -428,7 +428,7 @@ void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
                             sm_threadpool *tp)
 {
     static const sm_q8_isa sse2 = {
-        "sse2", 0, 0, NULL, sm_q8_minmax_sse2, sm_q8_quant_sse2};
+        .name = "sse2", .minmax = sm_q8_minmax_sse2, .quant = sm_q8_quant_sse2};
     dq_job j = {.isa = isa && isa->quant ? isa : &sse2, .x = x, .y = y, .n = n};
     j.chunk = (n / 64 + 15) / 16 * 16;
     j.chunk = j.chunk < 8192 ? 8192 : j.chunk;

@@ -61,7 +61,8 @@ void sm_q8_ukr_scalar(int64_t kg, const uint8_t *a, const int8_t *b, int32_t *c,
     memcpy(c, acc, sizeof acc);
 }
 
-const sm_q8_isa sm_q8_isa_scalar = {"scalar", 4, 8, sm_q8_ukr_scalar};
+const sm_q8_isa sm_q8_isa_scalar = {
+    .name = "scalar", .mr = 4, .nr = 8, .ukr = sm_q8_ukr_scalar};
 
 /* ---- packing ----------------------------------------------------------- */
 
