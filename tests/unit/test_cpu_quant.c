@@ -127,7 +127,8 @@ static void check_gemm(int64_t M, int64_t K, int64_t N, smelt_dtype adt,
                     v = v > 0 ? v : 0;
                     assert_true(((float *)c)[i] == v);
                 } else {
-                    double v = (double)acc * ((double)sa[r] * sb[j] / 0.05);
+                    double v = ((double)acc + bias[j]) *
+                               ((double)sa[r] * sb[j] / 0.05);
                     double q = nearbyint(v) + 10;
                     q = q < 0 ? 0 : q > 255 ? 255 : q;
                     assert_int_equal(((uint8_t *)c)[i], (int)q);
@@ -318,6 +319,53 @@ static void test_convinteger(void **state)
                      A_INTS("dilations", 1, 2)),
                3);
     qconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, 1, NO_ATTRS, 4);
+}
+
+/* One QLinearConv case on every instance against the reference, bit
+ * for bit: x [N, C, H, W] of xdt, w [M, C, kh, kw] of wdt, w's scale
+ * and zero point per channel (per_ch) or per tensor, an i32 bias when
+ * bias, y of ydt. */
+static void qlconv_case(const int64_t *xd, const int64_t *wd, smelt_dtype xdt,
+                        smelt_dtype wdt, smelt_dtype ydt, int per_ch, int bias,
+                        const sm_attr *al, int n_al, unsigned seed)
+{
+    int64_t M = wd[0];
+    for (int e = 0; e < 2; e++) {
+        sm_tensor *sw = per_ch ? nn_tensor(F32, 1, D(M), NULL) : f_scalar(0.02);
+        for (int64_t j = 0; per_ch && j < M; j++)
+            ((float *)sw->data)[j] = 0.005f + 0.003f * (float)(j % 7);
+        sm_tensor *b = NULL;
+        if (bias) {
+            b = nn_tensor(SMELT_DTYPE_I32, 1, D(M), NULL);
+            for (int64_t j = 0; j < M; j++)
+                ((int32_t *)b->data)[j] = (int32_t)((j * 7919) % 4001) - 2000;
+        }
+        sm_tensor *in[9] = {q_rand(xdt, 4, xd, seed),
+                            f_scalar(0.03),
+                            q_rand(xdt, 0, NULL, seed + 2),
+                            q_rand(wdt, 4, wd, seed + 1),
+                            sw,
+                            per_ch ? q_rand(wdt, 1, D(M), seed + 3)
+                                   : q_rand(wdt, 0, NULL, seed + 3),
+                            f_scalar(0.7),
+                            q_rand(ydt, 0, NULL, seed + 4),
+                            b};
+        CK_CHECK(SM_OP_QLinearConv, bias ? 9 : 8, in, 1, al, n_al,
+                 e ? Q8_SCALAR(qconv) : Q8_ENTRIES(qconv), 8u, 0, 0);
+    }
+}
+
+static void test_qlinearconv(void **state)
+{
+    (void)state;
+    qlconv_case(D(1, 1, 5, 5), D(2, 1, 3, 3), U8, I8, U8, 0, 0, NO_ATTRS, 1);
+    qlconv_case(D(2, 3, 7, 6), D(5, 3, 3, 3), U8, I8, U8, 1, 1,
+                ATTRS(A_INTS("pads", 1, 1, 1, 1)), 2);
+    qlconv_case(D(1, 4, 9, 8), D(7, 4, 3, 2), I8, U8, I8, 1, 1,
+                ATTRS(A_INTS("pads", 2, 0, 1, 1), A_INTS("strides", 2, 3),
+                      A_INTS("dilations", 1, 2)),
+                3);
+    qlconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, I8, 1, 0, NO_ATTRS, 4);
 }
 
 /* Pattern c (0..7) of the dynamic quantization's edge inputs in x:
@@ -605,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_matmulinteger),
         cmocka_unit_test(test_qlinearmatmul),
         cmocka_unit_test(test_convinteger),
+        cmocka_unit_test(test_qlinearconv),
         cmocka_unit_test(test_dynamicquantizelinear),
         cmocka_unit_test(test_cast_i32),
         cmocka_unit_test(test_refusals),

@@ -1,6 +1,7 @@
 /*
- * quant_conv.c - the int8 CPU kernels of ConvInteger and
- * DynamicQuantizeLinear.
+ * quant_conv.c - the int8 CPU kernels of ConvInteger, QLinearConv and
+ * DynamicQuantizeLinear (and the dynamic quantization FusedQMatMul
+ * shares).
  *
  * ConvInteger runs position-major on the int8 GEMM (quant_gemm.h): per
  * image, Y^T [P, M] = X_col [P, K] W^T [K, M] with P the output
@@ -9,7 +10,10 @@
  * the unsigned operand). Padding is filled with the raw zero point of x,
  * so it contributes (zx - zx) = 0 like the reference's zero padding of
  * the shifted input. The epilogue writes the transposed tile straight
- * into the NCHW output. 2-D, one group, NOTSET padding; anything else
+ * into the NCHW output. QLinearConv is the same product with the
+ * requantizing epilogue (SM_Q8_OUT_Q8: its i32 bias added to the sums,
+ * x's, w's per-channel and y's scales, y's zero point, the reference's
+ * double arithmetic). 2-D, one group, NOTSET padding; anything else
  * runs the reference kernel.
  *
  * DynamicQuantizeLinear is bit-exact with the reference: the scale and
@@ -26,6 +30,7 @@
 #include "core/alloc.h"
 #include "kernels/cpu/quant_gemm.h"
 #include "kernels/cpu/registry.h"
+#include "kernels/ref/quant.h"
 
 /* ---- ConvInteger --------------------------------------------------------- */
 
@@ -53,13 +58,53 @@ static int64_t list_at(const sm_attrs *at, const char *name, int n, int i,
     return c == n ? v[i] : def;
 }
 
+/* Where an op keeps its operands: ConvInteger (x, w, x_zp, w_zp) or
+ * QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B);
+ * -1: none. */
+typedef struct qconv_slots {
+    int x, sx, zx, w, sw, zw, sy, zy, b;
+} qconv_slots;
+
+static qconv_slots qconv_slots_of(int qlinear)
+{
+    if (qlinear)
+        return (qconv_slots){0, 1, 2, 3, 4, 5, 6, 7, 8};
+    return (qconv_slots){0, -1, 2, 1, -1, 3, -1, -1, -1};
+}
+
+/* Operand i when present, else NULL. */
+static const sm_kernel_operand *q_opnd(const sm_kernel_desc *d, int i)
+{
+    return i >= 0 && i < d->n_in && d->in[i].present ? &d->in[i] : NULL;
+}
+
+/* Absent, or one value, or (per_ch) 1-D with m values, of the wanted
+ * dtype class (f32: scales, i32: bias, else u8 / s8). */
+static int qconv_param_ok(const sm_kernel_desc *d, int i, int64_t m, int per_ch,
+                          smelt_dtype want)
+{
+    const sm_kernel_operand *o = q_opnd(d, i);
+    if (!o)
+        return 1;
+    if (want == SMELT_DTYPE_U8 ? !is_q8(o->dtype) : o->dtype != want)
+        return 0;
+    int64_t n = 1;
+    for (int k = 0; k < o->ndim; k++)
+        n *= o->dims[k];
+    return o->ndim <= 1 && (n == 1 || (per_ch && n == m));
+}
+
 static int qconv_analyze(const sm_kernel_desc *d, qconv_geom *g)
 {
-    if (d->n_in < 2 || d->n_out < 1 || !d->in[0].present || !d->in[1].present)
+    int ql = d->op == SM_OP_QLinearConv;
+    qconv_slots sl = qconv_slots_of(ql);
+    const sm_kernel_operand *x = q_opnd(d, sl.x), *w = q_opnd(d, sl.w);
+    if (!x || !w || d->n_out < 1)
         return 0;
-    const sm_kernel_operand *x = &d->in[0], *w = &d->in[1], *y = &d->out[0];
-    if (!is_q8(x->dtype) || !is_q8(w->dtype) || y->dtype != SMELT_DTYPE_I32 ||
-        x->ndim != 4 || w->ndim != 4 || y->ndim != 4)
+    const sm_kernel_operand *y = &d->out[0];
+    if (!is_q8(x->dtype) || !is_q8(w->dtype) ||
+        (ql ? !is_q8(y->dtype) : y->dtype != SMELT_DTYPE_I32) || x->ndim != 4 ||
+        w->ndim != 4 || y->ndim != 4)
         return 0;
     if (sm_attrs_int(&d->attrs, "group", 1) != 1 ||
         strcmp(sm_attrs_string(&d->attrs, "auto_pad", "NOTSET"), "NOTSET"))
@@ -84,17 +129,19 @@ static int qconv_analyze(const sm_kernel_desc *d, qconv_geom *g)
         g->C < 1 || g->M < 1 || g->KH < 1 || g->KW < 1 || g->OH < 1 ||
         g->OW < 1 || g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1)
         return 0;
-    /* zero points: x's per tensor, w's per tensor or per output channel */
-    for (int i = 2; i < 4 && i < d->n_in; i++) {
-        if (!d->in[i].present)
-            continue;
-        int64_t n = 1;
-        for (int k = 0; k < d->in[i].ndim; k++)
-            n *= d->in[i].dims[k];
-        if (d->in[i].ndim > 1 || (n != 1 && (i == 2 || n != g->M)))
-            return 0;
-    }
-    return 1;
+    /* x's parameters per tensor; w's per tensor or per output channel;
+     * the bias per channel; y's per tensor */
+    if (!qconv_param_ok(d, sl.zx, g->M, 0, SMELT_DTYPE_U8) ||
+        !qconv_param_ok(d, sl.zw, g->M, 1, SMELT_DTYPE_U8))
+        return 0;
+    if (!ql)
+        return 1;
+    return q_opnd(d, sl.sx) && q_opnd(d, sl.sw) && q_opnd(d, sl.sy) &&
+           qconv_param_ok(d, sl.sx, g->M, 0, SMELT_DTYPE_F32) &&
+           qconv_param_ok(d, sl.sw, g->M, 1, SMELT_DTYPE_F32) &&
+           qconv_param_ok(d, sl.sy, g->M, 0, SMELT_DTYPE_F32) &&
+           qconv_param_ok(d, sl.zy, g->M, 0, SMELT_DTYPE_U8) &&
+           qconv_param_ok(d, sl.b, g->M, 1, SMELT_DTYPE_I32);
 }
 
 int sm_cpu_qconv_supports(const sm_kernel_desc *d)
@@ -117,7 +164,7 @@ void sm_cpu_qconv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
     if (!qconv_analyze(d, &g))
         return;
     int64_t P = g.OH * g.OW, K = g.C * g.KH * g.KW;
-    c->packs = d->in[1].is_const;
+    c->packs = d->in[qconv_slots_of(d->op == SM_OP_QLinearConv).w].is_const;
     c->geom[0] = P;
     c->geom[1] = g.M;
     c->geom[2] = K;
@@ -139,12 +186,12 @@ smelt_status sm_cpu_qconv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
                                   const sm_tensor *const *const_in,
                                   void **packed)
 {
-    (void)d;
+    int wi = qconv_slots_of(d->op == SM_OP_QLinearConv).w;
     *packed = NULL;
-    if (!c->packs || !const_in[1])
+    if (!c->packs || !const_in[wi])
         return SMELT_OK;
     const sm_q8_isa *isa = sm_q8_isa_of(ops);
-    const sm_tensor *w = const_in[1];
+    const sm_tensor *w = const_in[wi];
     int64_t M = w->dims[0], K = w->numel / (M ? M : 1);
     void *mem = sm_malloc(sm_q8_pack_b_bytes(isa, K, M));
     if (!mem)
@@ -180,15 +227,33 @@ static void im2col(const qconv_geom *g, const uint8_t *x, uint8_t pad,
         }
 }
 
+/* Input i of a as an epilogue vector (absent: p NULL). */
+static sm_q8_vec qvec(const sm_kargs *a, int i)
+{
+    sm_q8_vec v = {NULL, SMELT_DTYPE_F32, 0};
+    if (i >= 0 && i < a->n_in && a->in[i]) {
+        v.p = a->in[i]->data;
+        v.dt = a->in[i]->dtype;
+        v.n = a->in[i]->numel;
+    }
+    return v;
+}
+
+/* ConvInteger: the int32 sums. QLinearConv: requantized in the GEMM's
+ * epilogue (SM_Q8_OUT_Q8, with the i32 bias added to the sums), the
+ * reference's double arithmetic. Per image: im2col, then one GEMM whose
+ * tile goes straight into the NCHW output. */
 smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
                               const sm_cpu_config *c, const void *packed,
                               sm_threadpool *tp)
 {
     const sm_q8_isa *isa = sm_q8_isa_of(ops);
+    int ql = a->n_in > 4; /* QLinearConv has 8 or 9 inputs */
+    qconv_slots sl = qconv_slots_of(ql);
     qconv_geom g;
-    sm_kernel_operand in[4], out[1];
+    sm_kernel_operand in[9], out[1];
     memset(in, 0, sizeof in);
-    for (int i = 0; i < a->n_in && i < 4; i++) {
+    for (int i = 0; i < a->n_in && i < 9; i++) {
         const sm_tensor *t = a->in[i];
         if (!t)
             continue;
@@ -202,9 +267,9 @@ smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     out[0].dtype = a->out[0]->dtype;
     out[0].ndim = a->out[0]->ndim;
     memcpy(out[0].dims, a->out[0]->dims, sizeof out[0].dims);
-    sm_kernel_desc d = {SM_OP_ConvInteger,
+    sm_kernel_desc d = {ql ? SM_OP_QLinearConv : SM_OP_ConvInteger,
                         a->attrs,
-                        a->n_in < 4 ? a->n_in : 4,
+                        a->n_in < 9 ? a->n_in : 9,
                         1,
                         in,
                         out,
@@ -214,26 +279,37 @@ smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: the operands do not match the kernel's plan",
                       a->op_name);
+    sm_q8_epi e = sm_q8_epi_i32();
+    if (ql) {
+        SM_TRY(sm_quant_check_scale(a, sl.sx, 0));
+        SM_TRY(sm_quant_check_scale(a, sl.sw, 0));
+        SM_TRY(sm_quant_check_scale(a, sl.sy, 1));
+        e.kind = SM_Q8_OUT_Q8;
+        e.sa = qvec(a, sl.sx);
+        e.sb = qvec(a, sl.sw);
+        e.bias = qvec(a, sl.b);
+        e.sy = sm_load_f64(a->in[sl.sy]->dtype, a->in[sl.sy]->data, 0);
+        sm_q8_vec zy = qvec(a, sl.zy);
+        e.zy = zy.p ? sm_load_i64(zy.dt, zy.p, 0) : 0;
+        e.ydt = a->out[0]->dtype;
+    }
     int64_t P = g.OH * g.OW, K = g.C * g.KH * g.KW;
     uint8_t *col = a->workspace;
     char *ws = (char *)a->workspace + col_bytes(&g);
     const sm_q8_b *bp = packed;
     if (!bp)
-        bp =
-            pack_w(isa, a->in[1], ws + sm_q8_gemm_workspace(isa, P, K, g.M, 0));
-    const sm_tensor *zx = a->n_in > 2 ? a->in[2] : NULL;
-    const sm_tensor *zw = a->n_in > 3 ? a->in[3] : NULL;
-    sm_q8_epi e = sm_q8_epi_i32();
-    if (zx)
-        e.za = (sm_q8_vec){zx->data, zx->dtype, zx->numel};
-    if (zw)
-        e.zb = (sm_q8_vec){zw->data, zw->dtype, zw->numel};
+        bp = pack_w(isa, a->in[sl.w],
+                    ws + sm_q8_gemm_workspace(isa, P, K, g.M, 0));
+    e.za = qvec(a, sl.zx);
+    e.zb = qvec(a, sl.zw);
+    const sm_tensor *zx = sl.zx < a->n_in ? a->in[sl.zx] : NULL;
     uint8_t pad = zx ? ((const uint8_t *)zx->data)[0] : 0;
+    size_t es = smelt_dtype_size(a->out[0]->dtype);
     (void)c;
     for (int64_t n = 0; n < g.N; n++) {
         im2col(&g, (const uint8_t *)a->in[0]->data + n * g.C * g.H * g.W, pad,
                col);
-        int32_t *y = (int32_t *)a->out[0]->data + n * g.M * P;
+        char *y = (char *)a->out[0]->data + (size_t)(n * g.M * P) * es;
         sm_q8_gemm(isa, P, col, a->in[0]->dtype, K, bp, &e, y, 1, P, ws, tp);
     }
     return SMELT_OK;

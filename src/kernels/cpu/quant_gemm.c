@@ -339,10 +339,12 @@ static void tile_out(const q8_job *j, const int32_t *t, int nr, int64_t i0,
     }
     uint32_t ashift = j->adt == SMELT_DTYPE_I8 ? 128 : 0;
     const uint32_t *zbe = j->zbe + j0, *colk = j->colk + j0;
-    double sbj[SM_Q8_NR_MAX];
+    double sbj[SM_Q8_NR_MAX], bqj[SM_Q8_NR_MAX];
     if (e->kind == SM_Q8_OUT_Q8)
-        for (int c = 0; c < nj; c++)
+        for (int c = 0; c < nj; c++) {
             sbj[c] = vec_f64(&e->sb, j0 + c, 1);
+            bqj[c] = vec_f64(&e->bias, j0 + c, 0);
+        }
     for (int r = 0; r < mi; r++) {
         int64_t i = i0 + r;
         uint32_t zae = (uint32_t)vec_i64(&e->za, i) + ashift;
@@ -365,7 +367,7 @@ static void tile_out(const q8_job *j, const int32_t *t, int nr, int64_t i0,
             uint32_t u = (uint32_t)t[r * nr + c] - zbe[c] * rs - zae * colk[c];
             int32_t acc = (int32_t)u;
             int64_t at = i * j->c_rs + (j0 + c) * j->c_cs;
-            double v = (double)acc * (sai * sbj[c] / e->sy);
+            double v = ((double)acc + bqj[c]) * (sai * sbj[c] / e->sy);
             int64_t q = sat_q(e->ydt, nearbyint(v) + (double)e->zy);
             if (e->ydt == SMELT_DTYPE_U8)
                 ((uint8_t *)j->c)[at] = (uint8_t)q;
