@@ -250,6 +250,10 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
     const float *sf = j->sf + j0;
     int per_row = e->sa.p && e->sa.n > 1;
     const sm_act_info *ai = e->act ? sm_act_info_get(e->act) : NULL;
+    /* a vector activation runs once over the whole tile, gathered here
+     * (rows nj apart), rather than once per row */
+    float buf[SM_Q8_MR_MAX * SM_Q8_NR_MAX];
+    int whole = ai && e->vact;
     for (int r = 0; r < mi; r++) {
         int64_t i = i0 + r;
         int has_bias = e->bias.p != NULL;
@@ -261,7 +265,7 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
             sf = sfr;
         }
         float *y = (float *)j->c + i * j->c_rs + j0 * j->c_cs;
-        float *o = j->c_cs == 1 ? y : v;
+        float *o = whole ? buf + r * nj : j->c_cs == 1 ? y : v;
         const int32_t *tr = t + r * nr;
         if (j->za_const && j->zb_zero && j->isa->epi_f32) {
             j->isa->epi_f32(tr, colk, sf, has_bias ? bf : NULL, o, nj);
@@ -285,15 +289,23 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
         if (has_bias)
             for (int c = 0; c < nj; c++)
                 o[c] = o[c] + bf[c];
-        if (ai && e->vact) {
-            e->vact(e->act, (float)e->act_a, (float)e->act_b, o, o, nj);
-        } else if (ai) {
+        if (ai && !whole)
             for (int c = 0; c < nj; c++)
                 o[c] = (float)ai->scalar(o[c], e->act_a, e->act_b);
-        }
         if (o == v)
             for (int c = 0; c < nj; c++)
                 y[c * j->c_cs] = v[c];
+    }
+    if (!whole)
+        return;
+    e->vact(e->act, (float)e->act_a, (float)e->act_b, buf, buf, mi * nj);
+    for (int r = 0; r < mi; r++) {
+        float *y = (float *)j->c + (i0 + r) * j->c_rs + j0 * j->c_cs;
+        if (j->c_cs == 1)
+            memcpy(y, buf + r * nj, (size_t)nj * sizeof(float));
+        else
+            for (int c = 0; c < nj; c++)
+                y[c * j->c_cs] = buf[r * nj + c];
     }
 }
 
