@@ -309,6 +309,17 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
     }
 }
 
+/* Value c of f32 vector v (c % n), def when absent; the common case of
+ * the per-column loops, without sm_load's dtype switch. */
+static inline double vec_at(const sm_q8_vec *v, int64_t c, double def)
+{
+    if (!v->p || v->n <= 0)
+        return def;
+    if (v->dt == SMELT_DTYPE_F32)
+        return ((const float *)v->p)[v->n == 1 ? 0 : c % v->n];
+    return vec_f64(v, c, def);
+}
+
 /* Fills the per-column parameters of j (q8_job) for all n columns. */
 static void col_params(q8_job *j)
 {
@@ -323,14 +334,15 @@ static void col_params(q8_job *j)
         (uint32_t)vec_i64(&e->za, 0) + (j->adt == SMELT_DTYPE_I8 ? 128 : 0);
     j->zb_zero = 1;
     for (int64_t c = 0; c < n; c++) {
-        j->zbe[c] = (uint32_t)(vec_i64(&e->zb, c) - j->bp->bshift);
+        int64_t zb = e->zb.p ? vec_i64(&e->zb, c) : 0;
+        j->zbe[c] = (uint32_t)(zb - j->bp->bshift);
         j->colk[c] = (uint32_t)j->bp->colsum[c] - K * j->zbe[c];
         j->zb_zero &= j->zbe[c] == 0;
         if (j->za_const)
             j->colk[c] *= zae;
         if (f32) {
-            j->sf[c] = (float)(sa * vec_f64(&e->sb, c, 1));
-            j->bf[c] = (float)vec_f64(&e->bias, c, 0);
+            j->sf[c] = (float)(sa * vec_at(&e->sb, c, 1));
+            j->bf[c] = (float)vec_at(&e->bias, c, 0);
         }
     }
 }

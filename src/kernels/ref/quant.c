@@ -36,6 +36,14 @@ smelt_status sm_quant_check_scale(const sm_kargs *a, int i, int divides)
     const sm_tensor *t = i < a->n_in ? a->in[i] : NULL;
     if (!t || !sm_dtype_is_float(t->dtype))
         return SMELT_OK;
+    if (t->dtype == SMELT_DTYPE_F32) { /* the common case, per call */
+        const float *p = t->data;
+        int bad = 0;
+        for (int64_t k = 0; k < t->numel; k++)
+            bad |= !(p[k] < INFINITY && (p[k] > 0 || (!divides && p[k] == 0)));
+        if (!bad)
+            return SMELT_OK;
+    }
     for (int64_t k = 0; k < t->numel; k++) {
         double v = sm_load_f64(t->dtype, t->data, k);
         if (isfinite(v) && (v > 0 || (!divides && v == 0)))
