@@ -2652,6 +2652,57 @@ def gen_fakequantize():
        np.array(-10, i8))
 
 
+def gen_fusedqmatmul():
+    # FusedQMatMul (Smelt's, ops.def): an f32 A quantized per call as
+    # DynamicQuantizeLinear does (per-column i8 weights with a bias; a 3-D
+    # batch with relu), a u8 A with scale and zero point against u8
+    # weights with per-column zero points (gelu), an i8 A without bias
+    seed("FusedQMatMul")
+
+    def dql(x):
+        lo, hi = min(0.0, float(x.min())), max(0.0, float(x.max()))
+        sc = np.float32((np.float32(hi) - np.float32(lo)) / np.float32(255))
+        zp = qround(np.float32(-np.float32(lo) / sc), u8)
+        return qround(np.rint(x / sc) + zp, u8), sc, zp
+
+    def fq(a, sa, za, b, sb, zb, bias, act):
+        acc = (d(a) - d(za)) @ (d(b) - d(zb))
+        s = np.float32(sa) * np.asarray(sb, f32)
+        v = acc.astype(f32) * s
+        if bias is not None:
+            v = v + bias
+        return activation(v, act).astype(f32)
+
+    x = rf(3, 5)
+    b = ri(5, 4, lo=-127, hi=128, dt=i8)
+    sb = R.uniform(0.01, 0.1, 4).astype(f32)
+    bias = rf(4)
+    q, sc, zp = dql(x)
+    case("FusedQMatMul", "dynamic", [x, C(b), C(sb), None, C(bias)],
+         [fq(q, sc, zp, b, sb, np.int8(0), bias, "none")])
+    x = rf(2, 3, 6)
+    b = ri(6, 3, lo=-128, hi=128, dt=i8)
+    sb = np.array(0.05, f32)
+    q, sc, zp = dql(x)
+    case("FusedQMatMul", "dynamic_batch_relu", [x, C(b), C(sb)],
+         [fq(q, sc, zp, b, sb, np.int8(0), None, "relu")],
+         {"activation": "relu"})
+    a = R.integers(0, 256, (4, 3)).astype(u8)
+    b = R.integers(0, 256, (3, 5)).astype(u8)
+    sb = R.uniform(0.01, 0.1, 5).astype(f32)
+    zb = R.integers(0, 256, 5).astype(u8)
+    sa, za = np.array(0.02, f32), np.array(130, u8)
+    bias = rf(5)
+    case("FusedQMatMul", "u8_gelu", [a, C(b), C(sb), C(zb), C(bias), C(sa),
+                                     C(za)],
+         [fq(a, sa, za, b, sb, zb, bias, "gelu")], {"activation": "gelu"})
+    a = ri(2, 4, lo=-128, hi=128, dt=i8)
+    b = ri(4, 3, lo=-128, hi=128, dt=i8)
+    sa, za = np.array(0.03, f32), np.array(-7, i8)
+    case("FusedQMatMul", "i8", [a, b, np.array(0.5, f32), None, None, sa, za],
+         [fq(a, sa, za, b, np.float32(0.5), np.int8(0), None, "none")])
+
+
 def conv_int_ref(x, w, b, strides, pads):
     """Conv of integer-valued float64 operands (exact), via conv_ref."""
     return conv_ref(d(x), d(w), None if b is None else d(b), strides, pads,
@@ -2832,7 +2883,8 @@ GENERATORS_MATH = [
     gen_prelu, gen_bitwise, gen_mod, gen_compare_or_equal, gen_mean,
     gen_reduce_mapped, gen_argmin, gen_hardmax, gen_lpnorm, gen_mvn, gen_lrn,
     gen_instancenorm, gen_lppool, gen_castlike, gen_det, gen_einsum,
-    gen_quantize, gen_fakequantize, gen_qmatmul_qconv, gen_losses,
+    gen_quantize, gen_fakequantize, gen_qmatmul_qconv, gen_fusedqmatmul,
+    gen_losses,
 ]
 
 

@@ -73,6 +73,20 @@ def qlinear_matmul(b_scale, name):
         [helper.make_tensor_value_info("y", TensorProto.UINT8, [2, 3])]))
 
 
+def matmul_integer_zp(zp, name):
+    """MatMulInteger of the u8 input and a constant s8 weight [4, 3] with
+    the weight's zero point zp (per column: 3 values)."""
+    w = np.arange(12, dtype=np.int8).reshape(4, 3)
+    save(name, model(
+        [helper.make_node("MatMulInteger", ["a", "w", "az", "wz"], ["y"],
+                          name="mmi")],
+        [numpy_helper.from_array(w, "w"),
+         numpy_helper.from_array(np.array(128, np.uint8), "az"),
+         numpy_helper.from_array(zp, "wz")],
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 3])]))
+
+
 def main():
     os.makedirs(BAD, exist_ok=True)
     w8 = np.arange(12, dtype=np.int8).reshape(4, 3)
@@ -84,6 +98,7 @@ def main():
     dequantize(w8, [0.1, 0.1], np.zeros(2, np.int8), "quant_axis_len")
     dequantize(np.arange(12, dtype=np.int32).reshape(4, 3), 0.1,
                np.array(5, np.int32), "quant_i32_zero_point")
+    matmul_integer_zp(np.zeros(2, np.int8), "quant_mmi_zero_point_len")
     # a u8 zero point stored as int32_data 300: out of the dtype's range
     m = model(
         [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")],

@@ -2,7 +2,8 @@
  * shape_quant.c - shape and dtype inference, and costs, of the quantized
  * ops: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (per
  * tensor or per axis, u8 / i8), MatMulInteger and ConvInteger (int32
- * results), QLinearMatMul and QLinearConv (requantized results).
+ * results), QLinearMatMul and QLinearConv (requantized results), and
+ * Smelt's FusedQMatMul (an int8 product with an f32 result).
  *
  * The matmul and conv shapes come from MatMul's and Conv's own shape
  * functions, run on the operands' shapes, so the rules are not repeated.
@@ -10,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/act.h"
 #include "core/dtype.h"
 #include "ir/shape_util.h"
 
@@ -422,4 +424,73 @@ void sm_cost_qconv(const sm_shape_ctx *s, sm_cost *c)
     static const int ci[2] = {0, 1}, qc[3] = {0, 3, 8};
     int q = s->n_in > 4; /* QLinearConv: w is input 3 */
     inner_cost(s, 1, q ? qc : ci, q ? 3 : 2, c);
+}
+
+static int is_f32(smelt_dtype dt)
+{
+    return dt == SMELT_DTYPE_F32;
+}
+
+/*
+ * FusedQMatMul(A, B, B_scale, B_zero_point?, bias?, A_scale?,
+ * A_zero_point?): f32 [..., M, N] from A [..., M, K] (f32, quantized per
+ * call, or u8 / i8) and B [K, N] (u8 / i8). B's scale and zero point per
+ * tensor or per column, the bias one value or N, A's scale and zero
+ * point per tensor (only for a quantized A); the activation checked as
+ * FusedGemm's.
+ */
+smelt_status sm_shape_fusedqmatmul(sm_shape_ctx *s)
+{
+    const sm_type *a, *b, *t;
+    SM_TRY(sm_shape_need(s, 0, &a));
+    SM_TRY(sm_shape_need(s, 1, &b));
+    SM_TRY(sm_shape_need(s, 2, &t));
+    sm_act act;
+    SM_TRY(sm_act_read(s->ctx, s->op->name, &s->attrs, &act));
+    if (a->dtype != SMELT_DTYPE_UNDEFINED && !is_f32(a->dtype) &&
+        !is_q8(a->dtype))
+        return sm_err(s->ctx, SMELT_ERR_TYPE,
+                      "%s: input 0 has dtype %s, expected f32, u8 or i8",
+                      s->op->name, smelt_dtype_name(a->dtype));
+    if (is_f32(a->dtype) && (sm_shape_in(s, 5) || sm_shape_in(s, 6)))
+        return sm_err(s->ctx, SMELT_ERR_INVALID_ARG,
+                      "%s: an f32 A is quantized per call and takes no "
+                      "scale or zero point (inputs 5, 6)",
+                      s->op->name);
+    if (b->ndim >= 0 && b->ndim != 2)
+        return sm_err(s->ctx, SMELT_ERR_SHAPE,
+                      "%s: B (input 1) must be 2-D, got rank %d", s->op->name,
+                      b->ndim);
+    SM_TRY(check_dtype(s, 1, is_q8, "u8 or i8"));
+    SM_TRY(check_dtype(s, 3, is_q8, "u8 or i8"));
+    SM_TRY(check_dtype(s, 6, is_q8, "u8 or i8"));
+    static const int fl[] = {2, 4, 5};
+    for (int i = 0; i < 3; i++)
+        SM_TRY(check_dtype(s, fl[i], is_f32, "f32"));
+    SM_TRY(check_same(s, 1, 3));
+    SM_TRY(check_same(s, 0, 6));
+    int64_t n = dim_size(b, -1);
+    SM_TRY(check_param(s, 2, n));
+    SM_TRY(check_param(s, 3, n));
+    SM_TRY(check_param(s, 4, n));
+    SM_TRY(check_param(s, 5, 1));
+    SM_TRY(check_param(s, 6, 1));
+    SM_TRY(check_scale_values(s, 2, 0));
+    SM_TRY(check_scale_values(s, 5, 0));
+    static const int idx[2] = {0, 1};
+    SM_TRY(inner_shape(s, 0, idx, 2, &s->out[0]));
+    s->out[0].dtype = SMELT_DTYPE_F32;
+    return SMELT_OK;
+}
+
+/* MatMul's cost on A and B, plus the epilogue and (f32 A) the
+ * quantization: a few operations per element. */
+void sm_cost_fusedqmatmul(const sm_shape_ctx *s, sm_cost *c)
+{
+    static const int mm[2] = {0, 1};
+    inner_cost(s, 0, mm, 2, c);
+    c->flops += 2 * sm_type_numel(&s->out[0]);
+    const sm_type *a = sm_shape_in(s, 0);
+    if (a && is_f32(a->dtype))
+        c->flops += 3 * sm_type_numel(a);
 }

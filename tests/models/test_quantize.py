@@ -209,7 +209,8 @@ def check_qdq(model, x):
     steps = [l.split() for l in plan.splitlines()
              if l.split() and l.split()[0].isdigit()]
     kinds = [(t[1], t[2]) for t in steps]
-    assert sum(k == "MatMulInteger" and c.startswith("qmatmul_i8_")
+    # each product, its rescale (and fc1's Relu, fc2's bias) one step
+    assert sum(k == "FusedQMatMul" and c.startswith("qfmm_i8_")
                for k, c in kinds) == 2, plan
     assert not any(k in ("DequantizeLinear", "MatMul", "Gemm")
                    for k, c in kinds), plan

@@ -98,8 +98,8 @@ static inline int ck_reference(sm_op op, int n_in, sm_tensor **in, int n_out,
 {
     const sm_op_info *info = sm_op_info_get(op);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    sm_type types[8], ot[4];
-    sm_operand opnd[8];
+    sm_type types[9], ot[4];
+    sm_operand opnd[9];
     for (int i = 0; i < n_in; i++) {
         if (in[i])
             sm_type_from_tensor(&types[i], in[i]);
@@ -204,7 +204,7 @@ static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
             continue;
         for (int p = 0; p < 3; p++) {
             int threads = sm_threadpool_size(ck_pools[p]);
-            sm_kernel_operand ins[8], outs[4];
+            sm_kernel_operand ins[9], outs[4];
             sm_kernel_desc d;
             ck_desc(op, n_in, in, n_out, want, &at, const_mask, threads, ins,
                     outs, &d);
@@ -220,7 +220,7 @@ static inline void ck_check(sm_op op, int n_in, sm_tensor **in, int n_out,
                 sm_cpu_kernel_configure(k, &d, &cfg);
                 void *packed = NULL;
                 if (cfg.packs) {
-                    const sm_tensor *ci[8] = {0};
+                    const sm_tensor *ci[9] = {0};
                     for (int i = 0; i < n_in; i++)
                         ci[i] = ((mask >> i) & 1) ? in[i] : NULL;
                     assert_int_equal(
@@ -294,7 +294,7 @@ static inline int ck_supports(const sm_cpu_kernel *k, sm_op op, int n_in,
 {
     const sm_op_info *info = sm_op_info_get(op);
     sm_attrs at = {al, n_al, info->spec, info->n_spec};
-    sm_kernel_operand ins[8], outs[4];
+    sm_kernel_operand ins[9], outs[4];
     sm_kernel_desc d;
     ck_desc(op, n_in, in, n_out, out, &at, 0, 1, ins, outs, &d);
     return k->supports(&d);

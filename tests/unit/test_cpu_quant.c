@@ -6,7 +6,9 @@
  * weights (the AVX2 kernel's two paths), every output kind, 1-3
  * threads. Then MatMulInteger and QLinearMatMul through their registry
  * instances against the reference kernels (kernels/cpu/quant.c), with
- * run-time and prepacked constant weights, and what they refuse.
+ * run-time and prepacked constant weights, and what they refuse; the
+ * same for FusedQMatMul (kernels/cpu/quant_fused.c), f32 A quantized
+ * per call included.
  */
 #include "cpu_harness.h"
 
@@ -125,7 +127,8 @@ static void check_gemm(int64_t M, int64_t K, int64_t N, smelt_dtype adt,
                     v = v > 0 ? v : 0;
                     assert_true(((float *)c)[i] == v);
                 } else {
-                    double v = (double)acc * ((double)sa[r] * sb[j] / 0.05);
+                    double v = ((double)acc + bias[j]) *
+                               ((double)sa[r] * sb[j] / 0.05);
                     double q = nearbyint(v) + 10;
                     q = q < 0 ? 0 : q > 255 ? 255 : q;
                     assert_int_equal(((uint8_t *)c)[i], (int)q);
@@ -318,22 +321,90 @@ static void test_convinteger(void **state)
     qconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, 1, NO_ATTRS, 4);
 }
 
-/* DynamicQuantizeLinear against the reference, bit for bit: random,
- * all-negative, all-zero inputs and one with a NaN. */
+/* One QLinearConv case on every instance against the reference, bit
+ * for bit: x [N, C, H, W] of xdt, w [M, C, kh, kw] of wdt, w's scale
+ * and zero point per channel (per_ch) or per tensor, an i32 bias when
+ * bias, y of ydt. */
+static void qlconv_case(const int64_t *xd, const int64_t *wd, smelt_dtype xdt,
+                        smelt_dtype wdt, smelt_dtype ydt, int per_ch, int bias,
+                        const sm_attr *al, int n_al, unsigned seed)
+{
+    int64_t M = wd[0];
+    for (int e = 0; e < 2; e++) {
+        sm_tensor *sw = per_ch ? nn_tensor(F32, 1, D(M), NULL) : f_scalar(0.02);
+        for (int64_t j = 0; per_ch && j < M; j++)
+            ((float *)sw->data)[j] = 0.005f + 0.003f * (float)(j % 7);
+        sm_tensor *b = NULL;
+        if (bias) {
+            b = nn_tensor(SMELT_DTYPE_I32, 1, D(M), NULL);
+            for (int64_t j = 0; j < M; j++)
+                ((int32_t *)b->data)[j] = (int32_t)((j * 7919) % 4001) - 2000;
+        }
+        sm_tensor *in[9] = {q_rand(xdt, 4, xd, seed),
+                            f_scalar(0.03),
+                            q_rand(xdt, 0, NULL, seed + 2),
+                            q_rand(wdt, 4, wd, seed + 1),
+                            sw,
+                            per_ch ? q_rand(wdt, 1, D(M), seed + 3)
+                                   : q_rand(wdt, 0, NULL, seed + 3),
+                            f_scalar(0.7),
+                            q_rand(ydt, 0, NULL, seed + 4),
+                            b};
+        CK_CHECK(SM_OP_QLinearConv, bias ? 9 : 8, in, 1, al, n_al,
+                 e ? Q8_SCALAR(qconv) : Q8_ENTRIES(qconv), 8u, 0, 0);
+    }
+}
+
+static void test_qlinearconv(void **state)
+{
+    (void)state;
+    qlconv_case(D(1, 1, 5, 5), D(2, 1, 3, 3), U8, I8, U8, 0, 0, NO_ATTRS, 1);
+    qlconv_case(D(2, 3, 7, 6), D(5, 3, 3, 3), U8, I8, U8, 1, 1,
+                ATTRS(A_INTS("pads", 1, 1, 1, 1)), 2);
+    qlconv_case(D(1, 4, 9, 8), D(7, 4, 3, 2), I8, U8, I8, 1, 1,
+                ATTRS(A_INTS("pads", 2, 0, 1, 1), A_INTS("strides", 2, 3),
+                      A_INTS("dilations", 1, 2)),
+                3);
+    qlconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, I8, 1, 0, NO_ATTRS, 4);
+}
+
+/* Pattern c (0..7) of the dynamic quantization's edge inputs in x:
+ * random, all negative, all zero, one NaN, quotients exactly on halves
+ * (scale 1 and 2: ties to even, where x * (1 / scale) must give way to
+ * the division), just off the halves, a tiny range (1 / scale large). */
+static void dq_pattern(sm_tensor *x, int c)
+{
+    float *p = x->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        if (c == 1)
+            p[i] = -fabsf(p[i]) * 3;
+        if (c == 2)
+            p[i] = 0;
+        if (c == 3 && i % 1000 == 5)
+            p[i] = NAN;
+        if (c == 4) /* scale 1: x = k + 0.5 ties */
+            p[i] = i == 0 ? 255.0f : (float)(i % 255) + 0.5f;
+        if (c == 5) /* scale 2, zero point 64: odd x are ties */
+            p[i] = i == 0   ? 382.0f
+                   : i == 1 ? -128.0f
+                            : (float)(i % 300) - 127.0f;
+        if (c == 6) /* just off the halves */
+            p[i] = i == 0 ? 255.0f
+                          : nextafterf((float)(i % 255) + 0.5f,
+                                       i % 2 ? 1e9f : -1e9f);
+        if (c == 7)
+            p[i] *= 1e-30f;
+    }
+}
+
+/* DynamicQuantizeLinear against the reference, bit for bit, on every
+ * pattern of dq_pattern. */
 static void test_dynamicquantizelinear(void **state)
 {
     (void)state;
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 8; c++) {
         sm_tensor *x = ck_rand(2, D(7, 19), (unsigned)c + 1);
-        float *p = x->data;
-        for (int64_t i = 0; i < x->numel; i++) {
-            if (c == 1)
-                p[i] = -fabsf(p[i]) * 3;
-            if (c == 2)
-                p[i] = 0;
-            if (c == 3 && i == 5)
-                p[i] = NAN;
-        }
+        dq_pattern(x, c);
         sm_tensor *in[1] = {x};
         CK_CHECK(SM_OP_DynamicQuantizeLinear, 1, in, 3, NO_ATTRS, CK_ONE(dql),
                  0u, 0, 0);
@@ -441,6 +512,138 @@ static void test_bad_scales(void **state)
     }
 }
 
+/* ---- FusedQMatMul ------------------------------------------------------- */
+
+/*
+ * One FusedQMatMul case on every instance against the reference: A of
+ * rank nd and dims ad (f32, quantized per call, or u8 / s8 with a scale
+ * and zero point), B [K, N] of bdt; per_col: B's scale and zero point
+ * per column, else per tensor; bias: a per-column bias; act: the
+ * activation ("none", "relu" or "gelu"). The integer sums, the scale
+ * product and the bias sum are bit-exact (tolerance 0); gelu runs on the
+ * vector function of the f32 table (1e-5).
+ */
+static void qfmm_case(int nd, const int64_t *ad, int64_t N, smelt_dtype adt,
+                      smelt_dtype bdt, int per_col, int bias, const char *act,
+                      unsigned seed)
+{
+    int64_t K = ad[nd - 1];
+    double tol = strcmp(act, "gelu") ? 0 : 1e-5;
+    for (int e = 0; e < 2; e++) {
+        sm_tensor *in[7] = {NULL};
+        in[0] = adt == F32 ? ck_rand(nd, ad, seed) : q_rand(adt, nd, ad, seed);
+        in[1] = q_rand(bdt, 2, D(K, N), seed + 1);
+        if (per_col) {
+            in[2] = nn_tensor(F32, 1, D(N), NULL);
+            for (int64_t j = 0; j < N; j++)
+                ((float *)in[2]->data)[j] = 0.01f + 0.003f * (float)(j % 13);
+            in[3] = q_rand(bdt, 1, D(N), seed + 3);
+        } else {
+            in[2] = f_scalar(0.037);
+            in[3] = bdt == U8 ? q_rand(bdt, 0, NULL, seed + 3) : NULL;
+        }
+        if (bias)
+            in[4] = ck_rand(1, D(N), seed + 4);
+        if (adt != F32) {
+            in[5] = f_scalar(0.021);
+            in[6] = q_rand(adt, 0, NULL, seed + 5);
+        }
+        int n_in = adt != F32 ? 7 : bias ? 5 : 4;
+        CK_CHECK(SM_OP_FusedQMatMul, n_in, in, 1,
+                 ATTRS(A_STR("activation", act)),
+                 e ? Q8_SCALAR(qfmm) : Q8_ENTRIES(qfmm), 2u, tol, tol);
+    }
+}
+
+static void test_fusedqmatmul(void **state)
+{
+    (void)state;
+    qfmm_case(2, D(1, 1), 1, F32, I8, 0, 0, "none", 1);
+    qfmm_case(2, D(7, 13), 21, F32, I8, 1, 1, "none", 2);
+    qfmm_case(3, D(2, 5, 19), 40, F32, I8, 1, 1, "relu", 3);
+    qfmm_case(2, D(9, 64), 33, F32, U8, 1, 0, "none", 4);
+    qfmm_case(2, D(17, 100), 70, F32, I8, 0, 1, "gelu", 5);
+    qfmm_case(1, D(23), 17, U8, I8, 1, 1, "none", 6);
+    qfmm_case(2, D(6, 31), 45, U8, U8, 1, 1, "relu", 7);
+    qfmm_case(4, D(2, 3, 4, 9), 70, I8, I8, 0, 0, "none", 8);
+    qfmm_case(2, D(65, 257), 3, I8, U8, 1, 1, "none", 9);
+}
+
+/* The dynamic quantization's edge inputs (dq_pattern) through
+ * FusedQMatMul on every instance, bit for bit: a small A (vector body
+ * and tail) and one of 16680 elements (three chunks, split over the
+ * threads). */
+static void test_fusedqmatmul_edges(void **state)
+{
+    (void)state;
+    static const int64_t shapes[2][2] = {{7, 19}, {40, 417}};
+    for (int sh = 0; sh < 2; sh++)
+        for (int c = 0; c < 8; c++) {
+            int64_t M = shapes[sh][0], K = shapes[sh][1];
+            sm_tensor *in[5] = {ck_rand(2, D(M, K), (unsigned)c + 20),
+                                q_rand(I8, 2, D(K, 9), (unsigned)c + 30),
+                                f_scalar(0.05), NULL,
+                                ck_rand(1, D(9), (unsigned)c + 40)};
+            dq_pattern(in[0], c);
+            CK_CHECK(SM_OP_FusedQMatMul, 5, in, 1, NO_ATTRS, Q8_ENTRIES(qfmm),
+                     2u, 0, 0);
+        }
+}
+
+/* A negative or NaN B scale: the kernel and the reference refuse it,
+ * naming the op. */
+static void test_fusedqmatmul_bad_scale(void **state)
+{
+    (void)state;
+    static const double bad[] = {-0.1, NAN, INFINITY};
+    for (int c = 0; c < 3; c++) {
+        sm_tensor *in[3] = {ck_rand(2, D(3, 5), 1), q_rand(I8, 2, D(5, 4), 2),
+                            f_scalar(bad[c])};
+        const sm_op_info *info = sm_op_info_get(SM_OP_FusedQMatMul);
+        sm_attrs at = {NULL, 0, info->spec, info->n_spec};
+        sm_tensor *out[1] = {nn_tensor(F32, 2, D(3, 4), NULL)};
+        const char *names[] = {"qfmm_i8_avx512vnni", "qfmm_i8_avxvnni",
+                               "qfmm_i8_avx2", "qfmm_i8_scalar"};
+        for (int e = 0; e < 4; e++) {
+            const sm_cpu_kernel *k = ck_kernel(names[e]);
+            if (!ck_have(k))
+                continue;
+            sm_kernel_operand ins[8], outs[1];
+            sm_kernel_desc d;
+            ck_desc(SM_OP_FusedQMatMul, 3, in, 1, out, &at, 0, 1, ins, outs,
+                    &d);
+            sm_cpu_config cfg;
+            sm_cpu_kernel_configure(k, &d, &cfg);
+            void *ws = aligned_alloc(64, (cfg.ws_bytes + 63) & ~(size_t)63);
+            smelt_ctx_t *ctx = smelt_ctx_init();
+            sm_kargs ka = {.op_name = "FusedQMatMul",
+                           .attrs = at,
+                           .n_in = 3,
+                           .in = in,
+                           .n_out = 1,
+                           .out = out,
+                           .ctx = ctx,
+                           .workspace = ws,
+                           .workspace_bytes = cfg.ws_bytes};
+            assert_int_equal(sm_cpu_kernel_run(k, &ka, &cfg, NULL, NULL),
+                             SMELT_ERR_INVALID_ARG);
+            assert_non_null(
+                strstr(smelt_ctx_error(ctx), "FusedQMatMul: scale"));
+            if (e == 3) {
+                assert_int_equal(sm_ref_fusedqmatmul(&ka),
+                                 SMELT_ERR_INVALID_ARG);
+                assert_non_null(
+                    strstr(smelt_ctx_error(ctx), "a scale must be positive"));
+            }
+            smelt_ctx_free(ctx);
+            free(ws);
+        }
+        for (int i = 0; i < 3; i++)
+            sm_tensor_free(in[i]);
+        sm_tensor_free(out[0]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,10 +653,14 @@ int main(void)
         cmocka_unit_test(test_matmulinteger),
         cmocka_unit_test(test_qlinearmatmul),
         cmocka_unit_test(test_convinteger),
+        cmocka_unit_test(test_qlinearconv),
         cmocka_unit_test(test_dynamicquantizelinear),
         cmocka_unit_test(test_cast_i32),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_bad_scales),
+        cmocka_unit_test(test_fusedqmatmul),
+        cmocka_unit_test(test_fusedqmatmul_edges),
+        cmocka_unit_test(test_fusedqmatmul_bad_scale),
     };
     sm_q8_set_parallel_threshold(0);
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);

@@ -107,6 +107,9 @@ static const struct {
     {"quant_i32_zero_point", SMELT_ERR_INVALID_ARG,
      "node 'dq' (DequantizeLinear): DequantizeLinear: the zero point of an "
      "i32 input must be 0"},
+    {"quant_mmi_zero_point_len", SMELT_ERR_SHAPE,
+     "node 'mmi' (MatMulInteger): MatMulInteger: input 3 must hold one value "
+     "or be 1-D with 3, got i8[2]"},
 };
 
 static void test_bad_quant_params(void **state)

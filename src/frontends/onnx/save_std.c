@@ -2,15 +2,18 @@
  * save_std.c - Smelt's own ops in the files the exporter writes.
  *
  * Smelt's own ops are the fused ops the passes make (FusedConv, FusedGemm,
- * FusedElementwise, Attention), FakeQuantize (quantization-aware
- * training) and Gelu below opset 20, where ONNX has no Gelu. By default
- * they are written as they are, in the domain "ai.smelt" (save.c
- * declares it); with the standard option they become standard ONNX ops:
+ * FusedQMatMul, FusedElementwise, Attention, AttentionGrad), FakeQuantize
+ * (quantization-aware training) and Gelu below opset 20, where ONNX has no
+ * Gelu. By default they are written as they are, in the domain "ai.smelt"
+ * (save.c declares it); with the standard option they become standard ONNX ops:
  *
  *   FusedConv(X, W, B?, R?)   Conv(X, W, B) [+ R] -> activation
  *   FusedGemm(A, B, C?, R?)   Gemm(A, B) with transA / transB (alpha
  *                             applied), else MatMul(A, B) [* alpha];
  *                             [+ C * beta] [+ R] -> activation
+ *   FusedQMatMul(A, B, ...)   [DynamicQuantizeLinear(A)] -> MatMulInteger
+ *                             -> Cast -> Mul(scale product) [+ bias]
+ *                             -> activation
  *   FusedElementwise          its body's nodes, inlined
  *   Attention(Q, K, V, m?)    Softmax(Q K^T * scale [+ m], axis 3) V, K
  *                             and V repeated per query head when grouped,
@@ -50,9 +53,9 @@ enum { ACT_NODES = 9, ACT_INITS = 5 };
 int sm_onnx_is_smelt_op(sm_op op, int64_t opset)
 {
     return op == SM_OP_FusedConv || op == SM_OP_FusedGemm ||
-           op == SM_OP_FusedElementwise || op == SM_OP_Attention ||
-           op == SM_OP_AttentionGrad || op == SM_OP_FakeQuantize ||
-           (op == SM_OP_Gelu && opset < 20);
+           op == SM_OP_FusedQMatMul || op == SM_OP_FusedElementwise ||
+           op == SM_OP_Attention || op == SM_OP_AttentionGrad ||
+           op == SM_OP_FakeQuantize || (op == SM_OP_Gelu && opset < 20);
 }
 
 /* Whether n is decomposed when written with S's options. */
@@ -80,6 +83,11 @@ void sm_onnx_std_bound(const saver *S, const sm_node *n, size_t *nodes,
     case SM_OP_FusedGemm:
         *nodes = 5 + ACT_NODES;
         *inits = 2 + ACT_INITS;
+        break;
+    case SM_OP_FusedQMatMul: /* DynamicQuantizeLinear, MatMulInteger, Cast,
+                                2 Mul, Add, activation, Identity */
+        *nodes = 7 + ACT_NODES;
+        *inits = ACT_INITS;
         break;
     case SM_OP_Attention: /* Transpose, 2 x 3 to repeat heads, MatMul,
                              Mul, mask, causal, Softmax, MatMul, Identity */
@@ -330,6 +338,50 @@ static const char *fused_conv(chain *c, const act *epi)
     const char *y = out_of(np);
     if (input(c, 3))
         y = binary(c, "Add", y, input(c, 3));
+    return activation(c, epi, y);
+}
+
+/*
+ * FusedQMatMul(A, B, B_scale, B_zp?, bias?, A_scale?, A_zp?): the chain
+ * the fuse_qmatmul pass fused, in the same f32 operations: an f32 A
+ * through DynamicQuantizeLinear, MatMulInteger, Cast to f32, Mul by
+ * A_scale * B_scale (B_scale alone without an A scale), Add of the bias,
+ * the activation.
+ */
+static const char *fused_qmatmul(chain *c, const act *epi)
+{
+    const char *a = input(c, 0), *as = input(c, 5), *az = input(c, 6);
+    if (c->n->in[0]->type.dtype == SMELT_DTYPE_F32) {
+        Onnx__NodeProto *dq = emit(c, "DynamicQuantizeLinear", &a, 1, 0);
+        char **outs = sm_onnx_save_alloc(c->S, 3, sizeof *outs);
+        if (!dq || !outs)
+            return NULL;
+        outs[0] = dq->output[0];
+        outs[1] = (char *)temp(c);
+        outs[2] = (char *)temp(c);
+        if (!outs[1] || !outs[2])
+            return NULL;
+        dq->output = outs;
+        dq->n_output = 3;
+        a = outs[0], as = outs[1], az = outs[2];
+    }
+    const char *in[4] = {a, input(c, 1), az, input(c, 3)};
+    const char *acc = out_of(emit(c, "MatMulInteger", in,
+                                  in[3]   ? 4
+                                  : in[2] ? 3
+                                          : 2,
+                                  0));
+    Onnx__NodeProto *cast = acc ? emit(c, "Cast", &acc, 1, 1) : NULL;
+    sm_attr to = {"to", SM_ATTR_INT, 0, {0}};
+    to.v.i = 1; /* FLOAT */
+    Onnx__AttributeProto *ap = cast ? sm_onnx_save_attr(c->S, &to) : NULL;
+    if (!ap)
+        return NULL;
+    cast->attribute[cast->n_attribute++] = ap;
+    const char *s = as ? binary(c, "Mul", as, input(c, 2)) : input(c, 2);
+    const char *y = binary(c, "Mul", out_of(cast), s);
+    if (input(c, 4))
+        y = binary(c, "Add", y, input(c, 4));
     return activation(c, epi, y);
 }
 
@@ -748,8 +800,9 @@ int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
     } else if (n->op == SM_OP_FakeQuantize) {
         y = fake_quantize(&c);
     } else {
-        y = n->op == SM_OP_FusedConv ? fused_conv(&c, &epi)
-                                     : fused_gemm(&c, &epi);
+        y = n->op == SM_OP_FusedConv      ? fused_conv(&c, &epi)
+            : n->op == SM_OP_FusedQMatMul ? fused_qmatmul(&c, &epi)
+                                          : fused_gemm(&c, &epi);
     }
     if (!y)
         return 0;

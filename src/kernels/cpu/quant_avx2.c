@@ -90,7 +90,9 @@ static void ukr(int64_t kg, const uint8_t *a, const int8_t *b, int32_t *c,
         ukr_wide(kg, a, b, c);
 }
 
-const sm_q8_isa sm_q8_isa_avx2 = {"avx2", 4, 16, ukr};
+const sm_q8_isa sm_q8_isa_avx2 = {
+    .name = "avx2", .mr = 4, .nr = 16, .ukr = ukr};
 #else
-const sm_q8_isa sm_q8_isa_avx2 = {"avx2", 4, 8, sm_q8_ukr_scalar};
+const sm_q8_isa sm_q8_isa_avx2 = {
+    .name = "avx2", .mr = 4, .nr = 8, .ukr = sm_q8_ukr_scalar};
 #endif

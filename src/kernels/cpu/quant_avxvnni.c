@@ -43,7 +43,9 @@ static void ukr(int64_t kg, const uint8_t *a, const int8_t *b, int32_t *c,
     ROWS(STORE)
 }
 
-const sm_q8_isa sm_q8_isa_avxvnni = {"avxvnni", 6, 16, ukr};
+const sm_q8_isa sm_q8_isa_avxvnni = {
+    .name = "avxvnni", .mr = 6, .nr = 16, .ukr = ukr};
 #else
-const sm_q8_isa sm_q8_isa_avxvnni = {"avxvnni", 4, 8, sm_q8_ukr_scalar};
+const sm_q8_isa sm_q8_isa_avxvnni = {
+    .name = "avxvnni", .mr = 4, .nr = 8, .ukr = sm_q8_ukr_scalar};
 #endif

@@ -1,6 +1,7 @@
 /*
- * quant_conv.c - the int8 CPU kernels of ConvInteger and
- * DynamicQuantizeLinear.
+ * quant_conv.c - the int8 CPU kernels of ConvInteger, QLinearConv and
+ * DynamicQuantizeLinear (and the dynamic quantization FusedQMatMul
+ * shares).
  *
  * ConvInteger runs position-major on the int8 GEMM (quant_gemm.h): per
  * image, Y^T [P, M] = X_col [P, K] W^T [K, M] with P the output
@@ -9,7 +10,10 @@
  * the unsigned operand). Padding is filled with the raw zero point of x,
  * so it contributes (zx - zx) = 0 like the reference's zero padding of
  * the shifted input. The epilogue writes the transposed tile straight
- * into the NCHW output. 2-D, one group, NOTSET padding; anything else
+ * into the NCHW output. QLinearConv is the same product with the
+ * requantizing epilogue (SM_Q8_OUT_Q8: its i32 bias added to the sums,
+ * x's, w's per-channel and y's scales, y's zero point, the reference's
+ * double arithmetic). 2-D, one group, NOTSET padding; anything else
  * runs the reference kernel.
  *
  * DynamicQuantizeLinear is bit-exact with the reference: the scale and
@@ -19,10 +23,14 @@
  */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/alloc.h"
 #include "kernels/cpu/quant_gemm.h"
 #include "kernels/cpu/registry.h"
+#include "kernels/ref/quant.h"
 
 /* ---- ConvInteger --------------------------------------------------------- */
 
@@ -50,13 +58,53 @@ static int64_t list_at(const sm_attrs *at, const char *name, int n, int i,
     return c == n ? v[i] : def;
 }
 
+/* Where an op keeps its operands: ConvInteger (x, w, x_zp, w_zp) or
+ * QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B);
+ * -1: none. */
+typedef struct qconv_slots {
+    int x, sx, zx, w, sw, zw, sy, zy, b;
+} qconv_slots;
+
+static qconv_slots qconv_slots_of(int qlinear)
+{
+    if (qlinear)
+        return (qconv_slots){0, 1, 2, 3, 4, 5, 6, 7, 8};
+    return (qconv_slots){0, -1, 2, 1, -1, 3, -1, -1, -1};
+}
+
+/* Operand i when present, else NULL. */
+static const sm_kernel_operand *q_opnd(const sm_kernel_desc *d, int i)
+{
+    return i >= 0 && i < d->n_in && d->in[i].present ? &d->in[i] : NULL;
+}
+
+/* Absent, or one value, or (per_ch) 1-D with m values, of the wanted
+ * dtype class (f32: scales, i32: bias, else u8 / s8). */
+static int qconv_param_ok(const sm_kernel_desc *d, int i, int64_t m, int per_ch,
+                          smelt_dtype want)
+{
+    const sm_kernel_operand *o = q_opnd(d, i);
+    if (!o)
+        return 1;
+    if (want == SMELT_DTYPE_U8 ? !is_q8(o->dtype) : o->dtype != want)
+        return 0;
+    int64_t n = 1;
+    for (int k = 0; k < o->ndim; k++)
+        n *= o->dims[k];
+    return o->ndim <= 1 && (n == 1 || (per_ch && n == m));
+}
+
 static int qconv_analyze(const sm_kernel_desc *d, qconv_geom *g)
 {
-    if (d->n_in < 2 || d->n_out < 1 || !d->in[0].present || !d->in[1].present)
+    int ql = d->op == SM_OP_QLinearConv;
+    qconv_slots sl = qconv_slots_of(ql);
+    const sm_kernel_operand *x = q_opnd(d, sl.x), *w = q_opnd(d, sl.w);
+    if (!x || !w || d->n_out < 1)
         return 0;
-    const sm_kernel_operand *x = &d->in[0], *w = &d->in[1], *y = &d->out[0];
-    if (!is_q8(x->dtype) || !is_q8(w->dtype) || y->dtype != SMELT_DTYPE_I32 ||
-        x->ndim != 4 || w->ndim != 4 || y->ndim != 4)
+    const sm_kernel_operand *y = &d->out[0];
+    if (!is_q8(x->dtype) || !is_q8(w->dtype) ||
+        (ql ? !is_q8(y->dtype) : y->dtype != SMELT_DTYPE_I32) || x->ndim != 4 ||
+        w->ndim != 4 || y->ndim != 4)
         return 0;
     if (sm_attrs_int(&d->attrs, "group", 1) != 1 ||
         strcmp(sm_attrs_string(&d->attrs, "auto_pad", "NOTSET"), "NOTSET"))
@@ -81,17 +129,19 @@ static int qconv_analyze(const sm_kernel_desc *d, qconv_geom *g)
         g->C < 1 || g->M < 1 || g->KH < 1 || g->KW < 1 || g->OH < 1 ||
         g->OW < 1 || g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1)
         return 0;
-    /* zero points: x's per tensor, w's per tensor or per output channel */
-    for (int i = 2; i < 4 && i < d->n_in; i++) {
-        if (!d->in[i].present)
-            continue;
-        int64_t n = 1;
-        for (int k = 0; k < d->in[i].ndim; k++)
-            n *= d->in[i].dims[k];
-        if (d->in[i].ndim > 1 || (n != 1 && (i == 2 || n != g->M)))
-            return 0;
-    }
-    return 1;
+    /* x's parameters per tensor; w's per tensor or per output channel;
+     * the bias per channel; y's per tensor */
+    if (!qconv_param_ok(d, sl.zx, g->M, 0, SMELT_DTYPE_U8) ||
+        !qconv_param_ok(d, sl.zw, g->M, 1, SMELT_DTYPE_U8))
+        return 0;
+    if (!ql)
+        return 1;
+    return q_opnd(d, sl.sx) && q_opnd(d, sl.sw) && q_opnd(d, sl.sy) &&
+           qconv_param_ok(d, sl.sx, g->M, 0, SMELT_DTYPE_F32) &&
+           qconv_param_ok(d, sl.sw, g->M, 1, SMELT_DTYPE_F32) &&
+           qconv_param_ok(d, sl.sy, g->M, 0, SMELT_DTYPE_F32) &&
+           qconv_param_ok(d, sl.zy, g->M, 0, SMELT_DTYPE_U8) &&
+           qconv_param_ok(d, sl.b, g->M, 1, SMELT_DTYPE_I32);
 }
 
 int sm_cpu_qconv_supports(const sm_kernel_desc *d)
@@ -114,7 +164,7 @@ void sm_cpu_qconv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
     if (!qconv_analyze(d, &g))
         return;
     int64_t P = g.OH * g.OW, K = g.C * g.KH * g.KW;
-    c->packs = d->in[1].is_const;
+    c->packs = d->in[qconv_slots_of(d->op == SM_OP_QLinearConv).w].is_const;
     c->geom[0] = P;
     c->geom[1] = g.M;
     c->geom[2] = K;
@@ -136,12 +186,12 @@ smelt_status sm_cpu_qconv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
                                   const sm_tensor *const *const_in,
                                   void **packed)
 {
-    (void)d;
+    int wi = qconv_slots_of(d->op == SM_OP_QLinearConv).w;
     *packed = NULL;
-    if (!c->packs || !const_in[1])
+    if (!c->packs || !const_in[wi])
         return SMELT_OK;
     const sm_q8_isa *isa = sm_q8_isa_of(ops);
-    const sm_tensor *w = const_in[1];
+    const sm_tensor *w = const_in[wi];
     int64_t M = w->dims[0], K = w->numel / (M ? M : 1);
     void *mem = sm_malloc(sm_q8_pack_b_bytes(isa, K, M));
     if (!mem)
@@ -177,15 +227,33 @@ static void im2col(const qconv_geom *g, const uint8_t *x, uint8_t pad,
         }
 }
 
+/* Input i of a as an epilogue vector (absent: p NULL). */
+static sm_q8_vec qvec(const sm_kargs *a, int i)
+{
+    sm_q8_vec v = {NULL, SMELT_DTYPE_F32, 0};
+    if (i >= 0 && i < a->n_in && a->in[i]) {
+        v.p = a->in[i]->data;
+        v.dt = a->in[i]->dtype;
+        v.n = a->in[i]->numel;
+    }
+    return v;
+}
+
+/* ConvInteger: the int32 sums. QLinearConv: requantized in the GEMM's
+ * epilogue (SM_Q8_OUT_Q8, with the i32 bias added to the sums), the
+ * reference's double arithmetic. Per image: im2col, then one GEMM whose
+ * tile goes straight into the NCHW output. */
 smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
                               const sm_cpu_config *c, const void *packed,
                               sm_threadpool *tp)
 {
     const sm_q8_isa *isa = sm_q8_isa_of(ops);
+    int ql = a->n_in > 4; /* QLinearConv has 8 or 9 inputs */
+    qconv_slots sl = qconv_slots_of(ql);
     qconv_geom g;
-    sm_kernel_operand in[4], out[1];
+    sm_kernel_operand in[9], out[1];
     memset(in, 0, sizeof in);
-    for (int i = 0; i < a->n_in && i < 4; i++) {
+    for (int i = 0; i < a->n_in && i < 9; i++) {
         const sm_tensor *t = a->in[i];
         if (!t)
             continue;
@@ -199,9 +267,9 @@ smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     out[0].dtype = a->out[0]->dtype;
     out[0].ndim = a->out[0]->ndim;
     memcpy(out[0].dims, a->out[0]->dims, sizeof out[0].dims);
-    sm_kernel_desc d = {SM_OP_ConvInteger,
+    sm_kernel_desc d = {ql ? SM_OP_QLinearConv : SM_OP_ConvInteger,
                         a->attrs,
-                        a->n_in < 4 ? a->n_in : 4,
+                        a->n_in < 9 ? a->n_in : 9,
                         1,
                         in,
                         out,
@@ -211,26 +279,37 @@ smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: the operands do not match the kernel's plan",
                       a->op_name);
+    sm_q8_epi e = sm_q8_epi_i32();
+    if (ql) {
+        SM_TRY(sm_quant_check_scale(a, sl.sx, 0));
+        SM_TRY(sm_quant_check_scale(a, sl.sw, 0));
+        SM_TRY(sm_quant_check_scale(a, sl.sy, 1));
+        e.kind = SM_Q8_OUT_Q8;
+        e.sa = qvec(a, sl.sx);
+        e.sb = qvec(a, sl.sw);
+        e.bias = qvec(a, sl.b);
+        e.sy = sm_load_f64(a->in[sl.sy]->dtype, a->in[sl.sy]->data, 0);
+        sm_q8_vec zy = qvec(a, sl.zy);
+        e.zy = zy.p ? sm_load_i64(zy.dt, zy.p, 0) : 0;
+        e.ydt = a->out[0]->dtype;
+    }
     int64_t P = g.OH * g.OW, K = g.C * g.KH * g.KW;
     uint8_t *col = a->workspace;
     char *ws = (char *)a->workspace + col_bytes(&g);
     const sm_q8_b *bp = packed;
     if (!bp)
-        bp =
-            pack_w(isa, a->in[1], ws + sm_q8_gemm_workspace(isa, P, K, g.M, 0));
-    const sm_tensor *zx = a->n_in > 2 ? a->in[2] : NULL;
-    const sm_tensor *zw = a->n_in > 3 ? a->in[3] : NULL;
-    sm_q8_epi e = sm_q8_epi_i32();
-    if (zx)
-        e.za = (sm_q8_vec){zx->data, zx->dtype, zx->numel};
-    if (zw)
-        e.zb = (sm_q8_vec){zw->data, zw->dtype, zw->numel};
+        bp = pack_w(isa, a->in[sl.w],
+                    ws + sm_q8_gemm_workspace(isa, P, K, g.M, 0));
+    e.za = qvec(a, sl.zx);
+    e.zb = qvec(a, sl.zw);
+    const sm_tensor *zx = sl.zx < a->n_in ? a->in[sl.zx] : NULL;
     uint8_t pad = zx ? ((const uint8_t *)zx->data)[0] : 0;
+    size_t es = smelt_dtype_size(a->out[0]->dtype);
     (void)c;
     for (int64_t n = 0; n < g.N; n++) {
         im2col(&g, (const uint8_t *)a->in[0]->data + n * g.C * g.H * g.W, pad,
                col);
-        int32_t *y = (int32_t *)a->out[0]->data + n * g.M * P;
+        char *y = (char *)a->out[0]->data + (size_t)(n * g.M * P) * es;
         sm_q8_gemm(isa, P, col, a->in[0]->dtype, K, bp, &e, y, 1, P, ws, tp);
     }
     return SMELT_OK;
@@ -248,23 +327,194 @@ int sm_cpu_dql_supports(const sm_kernel_desc *d)
            (d->n_out < 3 || d->out[2].dtype == SMELT_DTYPE_U8);
 }
 
-smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
-                            const sm_cpu_config *c, const void *packed,
+/* Rounds f32 t, |t| <= 2^22 (or NaN, kept), to the nearest whole
+ * number, halves to even: adding 1.5 * 2^23 leaves no fraction bits, and
+ * the addition rounds as the current mode (to nearest, ties to even)
+ * does; the subtraction is exact. */
+static inline float round_even(float t)
+{
+    const float magic = 12582912.0f;
+    return (t + magic) - magic;
+}
+
+/* One element of the quantization: x / scale (the f32 quotient: a
+ * double quotient of two floats rounded to f32 is the same), clamped to
+ * +-300 (past it every value saturates alike; NaN kept), rounded, plus
+ * the zero point, saturated to [0, 255], NaN to 0. */
+static inline uint8_t quantize_one(float x, float scale, float zp)
+{
+    float t = x / scale;
+    t = t > 300.0f ? 300.0f : t;
+    t = t < -300.0f ? -300.0f : t;
+    float q = round_even(t) + zp;
+    q = q < 0 ? 0 : q;
+    q = q > 255 ? 255 : q;
+    return q == q ? (uint8_t)q : 0;
+}
+
+#if defined(__SSE2__)
+/* min(x, 0) and max(x, 0) over x[0..n) with n a multiple of 16, in four
+ * SSE registers each: minps(a, b) is a < b ? a : b, so a NaN x never
+ * enters (its comparisons are false); lo only falls and hi only rises
+ * from +0, so the lanes combine to the sequential result in any order. */
+void sm_q8_minmax_sse2(const float *x, int64_t n, float *lo, float *hi)
+{
+    __m128 l0 = _mm_setzero_ps(), l1 = l0, l2 = l0, l3 = l0;
+    __m128 h0 = l0, h1 = l0, h2 = l0, h3 = l0;
+    for (int64_t i = 0; i < n; i += 16) {
+        __m128 a = _mm_loadu_ps(x + i), b = _mm_loadu_ps(x + i + 4);
+        __m128 c = _mm_loadu_ps(x + i + 8), d = _mm_loadu_ps(x + i + 12);
+        l0 = _mm_min_ps(a, l0), h0 = _mm_max_ps(a, h0);
+        l1 = _mm_min_ps(b, l1), h1 = _mm_max_ps(b, h1);
+        l2 = _mm_min_ps(c, l2), h2 = _mm_max_ps(c, h2);
+        l3 = _mm_min_ps(d, l3), h3 = _mm_max_ps(d, h3);
+    }
+    float lv[16], hv[16];
+    _mm_storeu_ps(lv, l0), _mm_storeu_ps(lv + 4, l1);
+    _mm_storeu_ps(lv + 8, l2), _mm_storeu_ps(lv + 12, l3);
+    _mm_storeu_ps(hv, h0), _mm_storeu_ps(hv + 4, h1);
+    _mm_storeu_ps(hv + 8, h2), _mm_storeu_ps(hv + 12, h3);
+    for (int l = 0; l < 16; l++) {
+        *lo = lv[l] < *lo ? lv[l] : *lo;
+        *hi = hv[l] > *hi ? hv[l] : *hi;
+    }
+}
+
+/* quantize_one over 16 elements at a time (n a multiple of 16). Each
+ * clamp puts the constant first (minps(300, t) is 300 < t ? 300 : t),
+ * so that a NaN passes through to the final mask as in the scalar form.
+ *
+ * The quotient: x * (1 / scale) stands in for the division when 1 /
+ * scale is a normal float (recip set). Within +-300 it differs from the
+ * f32 quotient x / scale by less than 1e-4 (three roundings of relative
+ * 2^-24 each), so both round to the same whole number unless one lies
+ * within that of a half; a group of four in which any product lies
+ * within 0.001 of a half takes the division instead. Past +-300 both
+ * saturate alike. Bit-exact either way, and a multiply instead of a
+ * division for nearly every element.
+ */
+void sm_q8_quant_sse2(const float *x, int64_t n, float scale, float zp,
+                      uint8_t *y)
+{
+    float r = 1.0f / scale;
+    int recip = isfinite(r) && r >= 1e-30f;
+    const __m128 vs = _mm_set1_ps(scale), vz = _mm_set1_ps(zp);
+    const __m128 vr = _mm_set1_ps(r), sign = _mm_set1_ps(-0.0f);
+    const __m128 near = _mm_set1_ps(0.499f);
+    const __m128 hi = _mm_set1_ps(300.0f), lo = _mm_set1_ps(-300.0f);
+    const __m128 magic = _mm_set1_ps(12582912.0f), zero = _mm_setzero_ps();
+    const __m128 top = _mm_set1_ps(255.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        __m128i q[4];
+        for (int k = 0; k < 4; k++) {
+            __m128 xv = _mm_loadu_ps(x + i + 4 * k);
+            __m128 t = recip ? _mm_mul_ps(xv, vr) : _mm_div_ps(xv, vs);
+            t = _mm_max_ps(lo, _mm_min_ps(hi, t));
+            __m128 rt = _mm_sub_ps(_mm_add_ps(t, magic), magic);
+            if (recip && _mm_movemask_ps(_mm_cmpgt_ps(
+                             _mm_andnot_ps(sign, _mm_sub_ps(t, rt)), near))) {
+                t = _mm_div_ps(xv, vs);
+                t = _mm_max_ps(lo, _mm_min_ps(hi, t));
+                rt = _mm_sub_ps(_mm_add_ps(t, magic), magic);
+            }
+            t = _mm_add_ps(rt, vz);
+            t = _mm_min_ps(top, _mm_max_ps(zero, t));
+            t = _mm_and_ps(t, _mm_cmpord_ps(t, t));
+            q[k] = _mm_cvttps_epi32(t);
+        }
+        __m128i w0 = _mm_packs_epi32(q[0], q[1]);
+        __m128i w1 = _mm_packs_epi32(q[2], q[3]);
+        _mm_storeu_si128((__m128i *)(y + i), _mm_packus_epi16(w0, w1));
+    }
+}
+#else
+void sm_q8_minmax_sse2(const float *x, int64_t n, float *lo, float *hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        *lo = x[i] < *lo ? x[i] : *lo;
+        *hi = x[i] > *hi ? x[i] : *hi;
+    }
+}
+
+void sm_q8_quant_sse2(const float *x, int64_t n, float scale, float zp,
+                      uint8_t *y)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = quantize_one(x[i], scale, zp);
+}
+#endif
+
+/* The chunks the threads share: min / max per chunk, then the
+ * quantization. */
+typedef struct dq_job {
+    const sm_q8_isa *isa;
+    const float *x;
+    uint8_t *y;
+    int64_t n, chunk;
+    float lo[64], hi[64];
+    float scale, zp;
+} dq_job;
+
+/* Bounds of chunk c of j: [*b, *e), *e16 where its 16-multiple part
+ * ends. */
+static void dq_bounds(const dq_job *j, int64_t c, int64_t *b, int64_t *e,
+                      int64_t *e16)
+{
+    *b = c * j->chunk;
+    *e = *b + j->chunk < j->n ? *b + j->chunk : j->n;
+    *e16 = *b + (*e - *b) / 16 * 16;
+}
+
+static void dq_minmax_range(void *arg, int64_t c0, int64_t c1, int tid)
+{
+    (void)tid;
+    dq_job *j = arg;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b, e, e16;
+        dq_bounds(j, c, &b, &e, &e16);
+        float lo = 0, hi = 0;
+        j->isa->minmax(j->x + b, e16 - b, &lo, &hi);
+        for (int64_t i = e16; i < e; i++) {
+            lo = j->x[i] < lo ? j->x[i] : lo;
+            hi = j->x[i] > hi ? j->x[i] : hi;
+        }
+        j->lo[c] = lo;
+        j->hi[c] = hi;
+    }
+}
+
+static void dq_quant_range(void *arg, int64_t c0, int64_t c1, int tid)
+{
+    (void)tid;
+    const dq_job *j = arg;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b, e, e16;
+        dq_bounds(j, c, &b, &e, &e16);
+        j->isa->quant(j->x + b, e16 - b, j->scale, j->zp, j->y + b);
+        for (int64_t i = e16; i < e; i++)
+            j->y[i] = quantize_one(j->x[i], j->scale, j->zp);
+    }
+}
+
+/* Chunks of at least 8 Ki elements (a multiple of 16), at most 64; the
+ * per-chunk bounds combine in chunk order (any order gives the same:
+ * see sm_q8_minmax_sse2). */
+void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
+                            uint8_t *y, float *scale_out, uint8_t *zp_out,
                             sm_threadpool *tp)
 {
-    (void)ops, (void)c, (void)packed, (void)tp;
-    const sm_tensor *xt = a->in[0];
-    const float *x = xt->data;
-    uint8_t *y = a->out[0]->data;
-    int64_t n = xt->numel;
-    if (a->out[0]->numel != n)
-        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
-                      "%s: output does not match the input's shape",
-                      a->op_name);
+    static const sm_q8_isa sse2 = {
+        .name = "sse2", .minmax = sm_q8_minmax_sse2, .quant = sm_q8_quant_sse2};
+    dq_job j = {.isa = isa && isa->quant ? isa : &sse2, .x = x, .y = y, .n = n};
+    j.chunk = (n / 64 + 15) / 16 * 16;
+    j.chunk = j.chunk < 8192 ? 8192 : j.chunk;
+    int64_t nc = n > 0 ? (n + j.chunk - 1) / j.chunk : 0;
+    sm_threadpool *use = nc > 1 ? tp : NULL;
+    sm_parallel_for(use, nc, 1, dq_minmax_range, &j);
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < n; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
+    for (int64_t c = 0; c < nc; c++) {
+        lo = j.lo[c] < lo ? j.lo[c] : lo;
+        hi = j.hi[c] > hi ? j.hi[c] : hi;
     }
     /* the reference's arithmetic, once */
     float scale = (float)((double)(float)((double)hi - (double)lo) / 255.0);
@@ -273,16 +523,33 @@ smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
         double z = nearbyint((double)(float)(-(double)lo / scale));
         zpd = isnan(z) ? 0 : z < 0 ? 0 : z > 255 ? 255 : z;
     }
-    float zp = (float)zpd;
-    for (int64_t i = 0; i < n; i++) {
-        float q = scale ? nearbyintf(x[i] / scale) + zp : zp;
-        q = q < 0 ? 0 : q;
-        q = q > 255 ? 255 : q;
-        y[i] = q == q ? (uint8_t)q : 0;
-    }
+    j.scale = scale;
+    j.zp = (float)zpd;
+    if (scale)
+        sm_parallel_for(use, nc, 1, dq_quant_range, &j);
+    else if (n > 0)
+        memset(y, (int)zpd, (size_t)n);
+    *scale_out = scale;
+    *zp_out = (uint8_t)zpd;
+}
+
+smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
+                            const sm_cpu_config *c, const void *packed,
+                            sm_threadpool *tp)
+{
+    (void)ops, (void)c, (void)packed, (void)tp;
+    const sm_tensor *xt = a->in[0];
+    if (a->out[0]->numel != xt->numel)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: output does not match the input's shape",
+                      a->op_name);
+    float scale;
+    uint8_t zp;
+    sm_q8_quantize_dynamic(NULL, xt->data, xt->numel, a->out[0]->data, &scale,
+                           &zp, NULL);
     if (a->n_out > 1 && a->out[1] && a->out[1]->numel == 1)
         *(float *)a->out[1]->data = scale;
     if (a->n_out > 2 && a->out[2] && a->out[2]->numel == 1)
-        *(uint8_t *)a->out[2]->data = (uint8_t)zpd;
+        *(uint8_t *)a->out[2]->data = zp;
     return SMELT_OK;
 }

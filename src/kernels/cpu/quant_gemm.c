@@ -25,6 +25,15 @@ const sm_cpu_ops sm_cpu_ops_q8_avx2 = {
     .name = "avx2", .isa = SM_CPU_ISA_AVX2, .vl = 8};
 const sm_cpu_ops sm_cpu_ops_q8_scalar = {.name = "scalar", .isa = 0, .vl = 1};
 
+const sm_cpu_ops *sm_q8_f32_ops(const sm_cpu_ops *ops)
+{
+    if (ops == &sm_cpu_ops_q8_avx512vnni)
+        return &sm_cpu_ops_avx512;
+    if (ops == &sm_cpu_ops_q8_avxvnni || ops == &sm_cpu_ops_q8_avx2)
+        return &sm_cpu_ops_avx2;
+    return &sm_cpu_ops_scalar;
+}
+
 const sm_q8_isa *sm_q8_isa_of(const sm_cpu_ops *ops)
 {
     if (ops == &sm_cpu_ops_q8_avx512vnni)
@@ -52,7 +61,8 @@ void sm_q8_ukr_scalar(int64_t kg, const uint8_t *a, const int8_t *b, int32_t *c,
     memcpy(c, acc, sizeof acc);
 }
 
-const sm_q8_isa sm_q8_isa_scalar = {"scalar", 4, 8, sm_q8_ukr_scalar};
+const sm_q8_isa sm_q8_isa_scalar = {
+    .name = "scalar", .mr = 4, .nr = 8, .ukr = sm_q8_ukr_scalar};
 
 /* ---- packing ----------------------------------------------------------- */
 
@@ -115,10 +125,18 @@ static size_t a_bytes(const sm_q8_isa *isa, int64_t m, int64_t k)
     return align64((size_t)(cdiv(m, isa->mr) * cdiv(k, 4) * isa->mr * 4));
 }
 
+/* The per-column epilogue parameters (col_params) in the workspace:
+ * zbe and colk (uint32), sf and bf (f32), n of each. */
+static size_t cols_bytes(int64_t n)
+{
+    return align64((size_t)n * 16);
+}
+
 size_t sm_q8_gemm_workspace(const sm_q8_isa *isa, int64_t m, int64_t k,
                             int64_t n, int pack_b)
 {
-    size_t w = a_bytes(isa, m, k) + align64((size_t)m * sizeof(int32_t));
+    size_t w = a_bytes(isa, m, k) + align64((size_t)m * sizeof(int32_t)) +
+               cols_bytes(n);
     return w + (pack_b ? sm_q8_pack_b_bytes(isa, k, n) : 0);
 }
 
@@ -138,29 +156,55 @@ typedef struct q8_job {
     void *c;
     int64_t c_rs, c_cs;
     int64_t np, nrb, rb; /* column panels, row blocks, panels per block */
+    /* per column, computed once per call (col_params): zbe = zb - bshift
+     * and colk = colsum - K zbe, so that acc = raw - zbe rowsum - zae
+     * colk; F32: sf = f32(sa * sb) (per-tensor sa) and the bias */
+    uint32_t *zbe, *colk;
+    float *sf, *bf;
+    int za_const; /* F32, A's zero point per tensor: colk = zae colk */
+    int zb_zero;  /* every zbe is 0 */
 } q8_job;
 
 /* Packs row panels [p0, p1) of A: a' = a (u8) or a + 128 (s8), zero
- * padded, with each row's sum. */
+ * padded, with each row's sum. A row is copied 4 bytes (one group) at a
+ * time into its lane of the panel; the sum is a separate pass the
+ * compiler vectorizes. */
 static void pack_a_range(void *arg, int64_t p0, int64_t p1, int tid)
 {
     (void)tid;
     const q8_job *j = arg;
     int mr = j->isa->mr;
-    int flip = j->adt == SMELT_DTYPE_I8 ? 0x80 : 0;
+    uint8_t flip = j->adt == SMELT_DTYPE_I8 ? 0x80 : 0;
+    int64_t full = j->k >> 2, rest = j->k & 3;
     for (int64_t p = p0; p < p1; p++) {
         uint8_t *dst = j->ap + p * j->kg * mr * 4;
-        memset(dst, 0, (size_t)(j->kg * mr * 4));
-        for (int r = 0; r < mr && p * mr + r < j->m; r++) {
+        int rows = (int)(j->m - p * mr < mr ? j->m - p * mr : mr);
+        if (rows < mr || rest)
+            memset(dst, 0, (size_t)(j->kg * mr * 4));
+        for (int r = 0; r < rows; r++) {
             int64_t i = p * mr + r;
             const uint8_t *src = j->a + i * j->a_rs;
-            int32_t sum = 0;
-            for (int64_t kk = 0; kk < j->k; kk++) {
-                uint8_t v = (uint8_t)(src[kk] ^ flip);
-                dst[((kk >> 2) * mr + r) * 4 + (kk & 3)] = v;
-                sum += v;
+            uint32_t sum = 0;
+            if (flip) {
+                for (int64_t kk = 0; kk < j->k; kk++)
+                    sum += (uint8_t)(src[kk] ^ flip);
+                uint32_t f4 = 0x80808080u;
+                for (int64_t g = 0; g < full; g++) {
+                    uint32_t w;
+                    memcpy(&w, src + 4 * g, 4);
+                    w ^= f4;
+                    memcpy(dst + (g * mr + r) * 4, &w, 4);
+                }
+            } else {
+                for (int64_t kk = 0; kk < j->k; kk++)
+                    sum += src[kk];
+                for (int64_t g = 0; g < full; g++)
+                    memcpy(dst + (g * mr + r) * 4, src + 4 * g, 4);
             }
-            j->rowsum[i] = sum;
+            for (int64_t t = 0; t < rest; t++)
+                dst[(full * mr + r) * 4 + t] =
+                    (uint8_t)(src[4 * full + t] ^ flip);
+            j->rowsum[i] = (int32_t)sum;
         }
     }
 }
@@ -187,6 +231,123 @@ static int64_t sat_q(smelt_dtype dt, double v)
 }
 
 /*
+ * The f32 epilogue of a tile (tile_out's arguments): y = act(f32(acc) *
+ * f32(sa_i * sb_j) + bias_j), each step rounded to f32 as the Cast, Mul
+ * and Add it replaces (no bias: no addition, so a -0 stays -0). The
+ * column parameters come from col_params, so the loop over a row's
+ * columns is plain arithmetic the compiler vectorizes; the activation
+ * then runs over the row's run of outputs (vectorized when e->vact is
+ * set).
+ */
+static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
+                         int64_t j0, int mi, int nj)
+{
+    const sm_q8_epi *e = j->e;
+    uint32_t ashift = j->adt == SMELT_DTYPE_I8 ? 128 : 0;
+    const uint32_t *zbe = j->zbe + j0, *colk = j->colk + j0;
+    const float *bf = j->bf + j0;
+    float sfr[SM_Q8_NR_MAX], v[SM_Q8_NR_MAX];
+    const float *sf = j->sf + j0;
+    int per_row = e->sa.p && e->sa.n > 1;
+    const sm_act_info *ai = e->act ? sm_act_info_get(e->act) : NULL;
+    /* a vector activation runs once over the whole tile, gathered here
+     * (rows nj apart), rather than once per row */
+    float buf[SM_Q8_MR_MAX * SM_Q8_NR_MAX];
+    int whole = ai && e->vact;
+    for (int r = 0; r < mi; r++) {
+        int64_t i = i0 + r;
+        int has_bias = e->bias.p != NULL;
+        uint32_t rs = (uint32_t)j->rowsum[i];
+        if (per_row) {
+            double sai = vec_f64(&e->sa, i, 1);
+            for (int c = 0; c < nj; c++)
+                sfr[c] = (float)(sai * vec_f64(&e->sb, j0 + c, 1));
+            sf = sfr;
+        }
+        float *y = (float *)j->c + i * j->c_rs + j0 * j->c_cs;
+        float *o = whole ? buf + r * nj : j->c_cs == 1 ? y : v;
+        const int32_t *tr = t + r * nr;
+        if (j->za_const && j->zb_zero && j->isa->epi_f32) {
+            j->isa->epi_f32(tr, colk, sf, has_bias ? bf : NULL, o, nj);
+            has_bias = 0;
+        } else if (j->za_const && j->zb_zero) {
+            /* colk holds zae colk: acc = raw - colk */
+            for (int c = 0; c < nj; c++)
+                o[c] = (float)(int32_t)((uint32_t)tr[c] - colk[c]) * sf[c];
+        } else if (j->za_const) {
+            for (int c = 0; c < nj; c++)
+                o[c] =
+                    (float)(int32_t)((uint32_t)tr[c] - zbe[c] * rs - colk[c]) *
+                    sf[c];
+        } else {
+            uint32_t zae = (uint32_t)vec_i64(&e->za, i) + ashift;
+            for (int c = 0; c < nj; c++)
+                o[c] = (float)(int32_t)((uint32_t)tr[c] - zbe[c] * rs -
+                                        zae * colk[c]) *
+                       sf[c];
+        }
+        if (has_bias)
+            for (int c = 0; c < nj; c++)
+                o[c] = o[c] + bf[c];
+        if (ai && !whole)
+            for (int c = 0; c < nj; c++)
+                o[c] = (float)ai->scalar(o[c], e->act_a, e->act_b);
+        if (o == v)
+            for (int c = 0; c < nj; c++)
+                y[c * j->c_cs] = v[c];
+    }
+    if (!whole)
+        return;
+    e->vact(e->act, (float)e->act_a, (float)e->act_b, buf, buf, mi * nj);
+    for (int r = 0; r < mi; r++) {
+        float *y = (float *)j->c + (i0 + r) * j->c_rs + j0 * j->c_cs;
+        if (j->c_cs == 1)
+            memcpy(y, buf + r * nj, (size_t)nj * sizeof(float));
+        else
+            for (int c = 0; c < nj; c++)
+                y[c * j->c_cs] = buf[r * nj + c];
+    }
+}
+
+/* Value c of f32 vector v (c % n), def when absent; the common case of
+ * the per-column loops, without sm_load's dtype switch. */
+static inline double vec_at(const sm_q8_vec *v, int64_t c, double def)
+{
+    if (!v->p || v->n <= 0)
+        return def;
+    if (v->dt == SMELT_DTYPE_F32)
+        return ((const float *)v->p)[v->n == 1 ? 0 : c % v->n];
+    return vec_f64(v, c, def);
+}
+
+/* Fills the per-column parameters of j (q8_job) for all n columns. */
+static void col_params(q8_job *j)
+{
+    const sm_q8_epi *e = j->e;
+    int64_t n = j->bp->n;
+    uint32_t K = (uint32_t)j->k;
+    double sa = vec_f64(&e->sa, 0, 1);
+    int f32 = e->kind == SM_Q8_OUT_F32;
+    /* F32 with one zero point for A: colk folds it in */
+    j->za_const = f32 && (!e->za.p || e->za.n == 1);
+    uint32_t zae =
+        (uint32_t)vec_i64(&e->za, 0) + (j->adt == SMELT_DTYPE_I8 ? 128 : 0);
+    j->zb_zero = 1;
+    for (int64_t c = 0; c < n; c++) {
+        int64_t zb = e->zb.p ? vec_i64(&e->zb, c) : 0;
+        j->zbe[c] = (uint32_t)(zb - j->bp->bshift);
+        j->colk[c] = (uint32_t)j->bp->colsum[c] - K * j->zbe[c];
+        j->zb_zero &= j->zbe[c] == 0;
+        if (j->za_const)
+            j->colk[c] *= zae;
+        if (f32) {
+            j->sf[c] = (float)(sa * vec_at(&e->sb, c, 1));
+            j->bf[c] = (float)vec_at(&e->bias, c, 0);
+        }
+    }
+}
+
+/*
  * The epilogue of one mr x nr tile whose raw sums are t (rows nr apart),
  * first element (i0, j0), real size mi x nj: zero points applied, then
  * the output kind. Per-row and per-column parameters are read once per
@@ -196,43 +357,46 @@ static void tile_out(const q8_job *j, const int32_t *t, int nr, int64_t i0,
                      int64_t j0, int mi, int nj)
 {
     const sm_q8_epi *e = j->e;
-    int ashift = j->adt == SMELT_DTYPE_I8 ? 128 : 0;
-    uint32_t zbe[SM_Q8_NR_MAX], colb[SM_Q8_NR_MAX];
-    double sbj[SM_Q8_NR_MAX], bj[SM_Q8_NR_MAX];
-    for (int c = 0; c < nj; c++) {
-        zbe[c] = (uint32_t)(vec_i64(&e->zb, j0 + c) - j->bp->bshift);
-        colb[c] = (uint32_t)j->bp->colsum[j0 + c];
-        sbj[c] = vec_f64(&e->sb, j0 + c, 1);
-        bj[c] = vec_f64(&e->bias, j0 + c, 0);
+    if (e->kind == SM_Q8_OUT_F32) {
+        tile_out_f32(j, t, nr, i0, j0, mi, nj);
+        return;
     }
-    uint32_t K = (uint32_t)j->k;
+    uint32_t ashift = j->adt == SMELT_DTYPE_I8 ? 128 : 0;
+    const uint32_t *zbe = j->zbe + j0, *colk = j->colk + j0;
+    double sbj[SM_Q8_NR_MAX], bqj[SM_Q8_NR_MAX];
+    if (e->kind == SM_Q8_OUT_Q8)
+        for (int c = 0; c < nj; c++) {
+            sbj[c] = vec_f64(&e->sb, j0 + c, 1);
+            bqj[c] = vec_f64(&e->bias, j0 + c, 0);
+        }
     for (int r = 0; r < mi; r++) {
         int64_t i = i0 + r;
-        uint32_t zae = (uint32_t)(vec_i64(&e->za, i) + ashift);
+        uint32_t zae = (uint32_t)vec_i64(&e->za, i) + ashift;
         uint32_t rs = (uint32_t)j->rowsum[i];
         double sai = vec_f64(&e->sa, i, 1);
+        if (e->kind == SM_Q8_OUT_I32) {
+            int32_t *y = (int32_t *)j->c + i * j->c_rs + j0 * j->c_cs;
+            const int32_t *tr = t + r * nr;
+            if (j->c_cs == 1)
+                for (int c = 0; c < nj; c++)
+                    y[c] = (int32_t)((uint32_t)tr[c] - zbe[c] * rs -
+                                     zae * colk[c]);
+            else
+                for (int c = 0; c < nj; c++)
+                    y[c * j->c_cs] = (int32_t)((uint32_t)tr[c] - zbe[c] * rs -
+                                               zae * colk[c]);
+            continue;
+        }
         for (int c = 0; c < nj; c++) {
-            uint32_t u = (uint32_t)t[r * nr + c] - zbe[c] * rs - zae * colb[c] +
-                         K * zae * zbe[c];
+            uint32_t u = (uint32_t)t[r * nr + c] - zbe[c] * rs - zae * colk[c];
             int32_t acc = (int32_t)u;
             int64_t at = i * j->c_rs + (j0 + c) * j->c_cs;
-            if (e->kind == SM_Q8_OUT_I32) {
-                ((int32_t *)j->c)[at] = acc;
-            } else if (e->kind == SM_Q8_OUT_F32) {
-                float v = (float)acc * (float)(sai * sbj[c]) + (float)bj[c];
-                if (e->act) {
-                    const sm_act_info *ai = sm_act_info_get(e->act);
-                    v = (float)ai->scalar(v, e->act_a, e->act_b);
-                }
-                ((float *)j->c)[at] = v;
-            } else {
-                double v = (double)acc * (sai * sbj[c] / e->sy);
-                int64_t q = sat_q(e->ydt, nearbyint(v) + (double)e->zy);
-                if (e->ydt == SMELT_DTYPE_U8)
-                    ((uint8_t *)j->c)[at] = (uint8_t)q;
-                else
-                    ((int8_t *)j->c)[at] = (int8_t)q;
-            }
+            double v = ((double)acc + bqj[c]) * (sai * sbj[c] / e->sy);
+            int64_t q = sat_q(e->ydt, nearbyint(v) + (double)e->zy);
+            if (e->ydt == SMELT_DTYPE_U8)
+                ((uint8_t *)j->c)[at] = (uint8_t)q;
+            else
+                ((int8_t *)j->c)[at] = (int8_t)q;
         }
     }
 }
@@ -304,6 +468,12 @@ void sm_q8_gemm(const sm_q8_isa *isa, int64_t m, const void *a, smelt_dtype adt,
     j.rb = cdiv(64, isa->mr);
     j.nrb = cdiv(panels, j.rb);
     j.np = cdiv(bp->n, isa->nr);
+    char *cols = (char *)j.rowsum + align64((size_t)m * sizeof(int32_t));
+    j.zbe = (uint32_t *)cols;
+    j.colk = j.zbe + bp->n;
+    j.sf = (float *)(j.colk + bp->n);
+    j.bf = j.sf + bp->n;
+    col_params(&j);
     int64_t work = m * bp->n * (bp->k ? bp->k : 1);
     sm_threadpool *use = work >= par_threshold ? tp : NULL;
     sm_parallel_for(use, panels, 0, pack_a_range, &j);

@@ -61,6 +61,17 @@ typedef struct sm_q8_isa {
     int mr, nr;
     void (*ukr)(int64_t kg, const uint8_t *a, const int8_t *b, int32_t *c,
                 int narrow);
+    /* The dynamic quantization's two passes over n floats, n a multiple
+     * of 16 (sm_q8_quantize_dynamic; NULL: the SSE2 ones): *lo = min(*lo,
+     * x...) and *hi = max(*hi, x...) ignoring NaN; y = the u8 values
+     * with scale and zero point zp. */
+    void (*minmax)(const float *x, int64_t n, float *lo, float *hi);
+    void (*quant)(const float *x, int64_t n, float scale, float zp, uint8_t *y);
+    /* One row of a tile's f32 epilogue when A's zero point is per tensor
+     * and every zero point of B is 0 (NULL: plain C): y[c] =
+     * f32((int32)(t[c] - colk[c])) * sf[c] [+ bf[c] when bf], c < n. */
+    void (*epi_f32)(const int32_t *t, const uint32_t *colk, const float *sf,
+                    const float *bf, float *y, int n);
 } sm_q8_isa;
 
 extern const sm_q8_isa sm_q8_isa_avx512vnni;
@@ -109,8 +120,9 @@ sm_q8_b *sm_q8_pack_b(const sm_q8_isa *isa, const void *b, smelt_dtype dt,
 typedef enum sm_q8_out_kind {
     SM_Q8_OUT_I32, /* y = acc (MatMulInteger, ConvInteger) */
     SM_Q8_OUT_F32, /* y = act(acc * sa_i * sb_j + bias_j) */
-    SM_Q8_OUT_Q8   /* y = saturate(round_half_even(acc * (sa_i * sb_j /
-                      sy)) + zy), u8 or s8, in double as the reference */
+    SM_Q8_OUT_Q8   /* y = saturate(round_half_even((acc + bias_j) *
+                      (sa_i * sb_j / sy)) + zy), u8 or s8, in double as
+                      the reference (bias: QLinearConv's i32) */
 } sm_q8_out_kind;
 
 /* A per-row or per-column parameter: row (column) i reads value i % n;
@@ -128,9 +140,13 @@ typedef struct sm_q8_epi {
     sm_q8_vec zb;   /* B's zero point per column (or per tensor) */
     sm_q8_vec sa;   /* A's scale per row (F32, Q8) */
     sm_q8_vec sb;   /* B's scale per column (F32, Q8) */
-    sm_q8_vec bias; /* F32: per column, or absent */
+    sm_q8_vec bias; /* F32 (f32), Q8 (i32): per column, or absent */
     int act;        /* F32: an sm_act_kind (core/act.def) */
     double act_a, act_b;
+    /* F32: applies act to a run of outputs in place (an f32 table's
+     * unary, vectorized); NULL: the reference scalar function per
+     * element */
+    void (*vact)(int f, float a, float b, const float *x, float *y, int64_t n);
     double sy; /* Q8: the output's scale and zero point */
     int64_t zy;
     smelt_dtype ydt; /* Q8: u8 or s8 */
@@ -138,6 +154,26 @@ typedef struct sm_q8_epi {
 
 /* The plain int32 epilogue with no zero points. */
 sm_q8_epi sm_q8_epi_i32(void);
+
+/* The f32 table whose vector functions (activations) go with int8 table
+ * ops (the same vector width). */
+const sm_cpu_ops *sm_q8_f32_ops(const sm_cpu_ops *ops);
+
+/*
+ * DynamicQuantizeLinear of x[0..n) into y (u8) with its *scale and *zp,
+ * bit-exact with the reference: scale and zero point in the reference's
+ * double arithmetic, q = round(x / scale) + zp in f32, halves to even,
+ * saturated to [0, 255], NaN to 0. isa's vector passes when it has them
+ * (NULL: the SSE2 ones); split over tp's threads when x is large.
+ */
+void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
+                            uint8_t *y, float *scale, uint8_t *zp,
+                            sm_threadpool *tp);
+
+/* The SSE2 passes (quant_conv.c), in the isa hooks' form. */
+void sm_q8_minmax_sse2(const float *x, int64_t n, float *lo, float *hi);
+void sm_q8_quant_sse2(const float *x, int64_t n, float scale, float zp,
+                      uint8_t *y);
 
 /* Products of fewer multiply-adds run on the calling thread (tests set
  * 0 so that small shapes take the threaded paths). */

@@ -1,7 +1,8 @@
 /*
  * quant.c - reference kernels of the quantized ops: QuantizeLinear,
  * DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
- * QLinearMatMul and QLinearConv.
+ * QLinearMatMul and QLinearConv, and Smelt's FusedQMatMul (the
+ * dynamic-quantization chain as one node).
  *
  * The contractions do not repeat the matmul and conv loops: they shift the
  * quantized operands by their zero points into temporary i32 / f64
@@ -13,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/act.h"
 #include "core/dtype.h"
 #include "kernels/ops.h"
 #include "kernels/ref/quant.h"
@@ -34,6 +36,14 @@ smelt_status sm_quant_check_scale(const sm_kargs *a, int i, int divides)
     const sm_tensor *t = i < a->n_in ? a->in[i] : NULL;
     if (!t || !sm_dtype_is_float(t->dtype))
         return SMELT_OK;
+    if (t->dtype == SMELT_DTYPE_F32) { /* the common case, per call */
+        const float *p = t->data;
+        int bad = 0;
+        for (int64_t k = 0; k < t->numel; k++)
+            bad |= !(p[k] < INFINITY && (p[k] > 0 || (!divides && p[k] == 0)));
+        if (!bad)
+            return SMELT_OK;
+    }
     for (int64_t k = 0; k < t->numel; k++) {
         double v = sm_load_f64(t->dtype, t->data, k);
         if (isfinite(v) && (v > 0 || (!divides && v == 0)))
@@ -360,5 +370,89 @@ smelt_status sm_ref_qlinearconv(const sm_kargs *a)
     }
     sm_tensor_free(acc);
     free3(op);
+    return st;
+}
+
+/* Input i of a when present, else NULL. */
+static sm_tensor *in_opt(const sm_kargs *a, int i)
+{
+    return i < a->n_in ? a->in[i] : NULL;
+}
+
+/* Runs the reference DynamicQuantizeLinear of x into q (u8, x's shape),
+ * *sa and *zp (new tensors, freed by the caller). */
+static smelt_status dql_into(const sm_kargs *a, sm_tensor *x, sm_tensor **q,
+                             sm_tensor **sa, sm_tensor **zp)
+{
+    SM_TRY(sm_tensor_new(a->ctx, SMELT_DTYPE_U8, x->ndim, x->dims, q));
+    SM_TRY(sm_tensor_new(a->ctx, SMELT_DTYPE_F32, 0, NULL, sa));
+    SM_TRY(sm_tensor_new(a->ctx, SMELT_DTYPE_U8, 0, NULL, zp));
+    sm_tensor *out[3] = {*q, *sa, *zp};
+    sm_kargs k = *a;
+    k.n_in = 1;
+    k.in = &x;
+    k.n_out = 3;
+    k.out = out;
+    k.out_hint = NULL;
+    return sm_ref_dynamicquantizelinear(&k);
+}
+
+/*
+ * FusedQMatMul: the chain it stands for, step by step. An f32 A goes
+ * through DynamicQuantizeLinear; MatMulInteger gives the i32 sums; then
+ * per element y = act(f32(acc) * f32(sa * sb_j) + bias_j), each product
+ * and sum rounded to f32 as the Cast, Mul and Add it replaces round them
+ * (sa * sb_j: two f32 values, exact in double, then rounded once, like
+ * the f32 Mul of the scales).
+ */
+smelt_status sm_ref_fusedqmatmul(const sm_kargs *a)
+{
+    sm_tensor *A = a->in[0], *B = a->in[1], *y = a->out[0];
+    const sm_tensor *bs = a->in[2], *bias = in_opt(a, 4);
+    sm_act act;
+    SM_TRY(sm_act_read(a->ctx, a->op_name, &a->attrs, &act));
+    SM_TRY(sm_quant_check_scale(a, 2, 0));
+    SM_TRY(sm_quant_check_scale(a, 5, 0));
+    if (B->ndim != 2 || y->dtype != SMELT_DTYPE_F32)
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: B must be 2-D and the result f32", a->op_name);
+    sm_tensor *q = NULL, *sq = NULL, *zq = NULL, *acc = NULL;
+    sm_tensor *in4[4] = {A, B, in_opt(a, 6), in_opt(a, 3)};
+    double sa = param_at(in_opt(a, 5), 0, 1, 1);
+    smelt_status st = SMELT_OK;
+    if (sm_dtype_is_float(A->dtype)) {
+        st = dql_into(a, A, &q, &sq, &zq);
+        in4[0] = q;
+        in4[2] = zq;
+        if (st == SMELT_OK)
+            sa = ((const float *)sq->data)[0];
+    }
+    if (st == SMELT_OK)
+        st = sm_tensor_new(a->ctx, SMELT_DTYPE_I32, y->ndim, y->dims, &acc);
+    if (st == SMELT_OK) {
+        sm_kargs k = *a;
+        k.n_in = 4;
+        k.in = in4;
+        k.n_out = 1;
+        k.out = &acc;
+        k.out_hint = NULL;
+        st = sm_ref_matmulinteger(&k);
+    }
+    if (st == SMELT_OK) {
+        int64_t N = B->dims[1];
+        for (int64_t i = 0; i < y->numel; i++) {
+            int64_t j = i % N;
+            float s = (float)(sa * param_at(bs, j, 1, 1));
+            float v = (float)((const int32_t *)acc->data)[i];
+            v = v * s;
+            if (bias)
+                v = v + (float)param_at(bias, j, 1, 0);
+            ((float *)y->data)[i] = (float)sm_act_apply(&act, v);
+        }
+    }
+    sm_tensor_free(q);
+    sm_tensor_free(sq);
+    sm_tensor_free(zq);
+    sm_tensor_free(acc);
     return st;
 }
