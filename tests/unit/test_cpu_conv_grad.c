@@ -1,0 +1,131 @@
+/*
+ * test_cpu_conv_grad.c - the CPU kernel of ConvGradWeight, Conv's kernel
+ * gradient (kernels/cpu/conv_grad_weight.c), against the reference on
+ * every ISA and pool: 1-D, 2-D and 3-D windows, odd sizes, strides that
+ * leave the input's end unread, asymmetric pads, dilations, groups,
+ * depthwise, a batch split over several chunks; and what it refuses.
+ */
+#include "cpu_harness.h"
+
+/* Sums of up to `terms` products of values in [-1, 1). */
+#define GRAD_TOL(terms) 2e-6 * (double)((terms) + 1), 1e-5
+
+/* Conv's output size along one dim. */
+static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p0,
+                        int64_t p1, int64_t dil)
+{
+    return (in + p0 + p1 - (k - 1) * dil - 1) / s + 1;
+}
+
+/*
+ * One ConvGradWeight node over X [n, c, sp...] (nsp spatial dims, sizes
+ * in[]), dY [n, m, out...] for kernel k[], strides s[], dilations dil[],
+ * pads p[] (begin then end) and group.
+ */
+static void grad_case(int nsp, int64_t n, int64_t c, int64_t m,
+                      const int64_t *in, const int64_t *k, const int64_t *s,
+                      const int64_t *dil, const int64_t *p, int64_t group)
+{
+    int64_t xd[5] = {n, c}, yd[5] = {n, m}, o = 1;
+    for (int d = 0; d < nsp; d++) {
+        xd[d + 2] = in[d];
+        yd[d + 2] = out_size(in[d], k[d], s[d], p[d], p[d + nsp], dil[d]);
+        o *= yd[d + 2];
+    }
+    sm_attr al[5] = {{.name = "kernel_shape",
+                      .kind = SM_ATTR_INTS,
+                      .v.ints = (int64_t *)k,
+                      .n = nsp},
+                     {.name = "strides",
+                      .kind = SM_ATTR_INTS,
+                      .v.ints = (int64_t *)s,
+                      .n = nsp},
+                     {.name = "dilations",
+                      .kind = SM_ATTR_INTS,
+                      .v.ints = (int64_t *)dil,
+                      .n = nsp},
+                     {.name = "pads",
+                      .kind = SM_ATTR_INTS,
+                      .v.ints = (int64_t *)p,
+                      .n = 2 * nsp},
+                     {.name = "group", .kind = SM_ATTR_INT, .v.i = group}};
+    sm_tensor *x[2] = {ck_rand(nsp + 2, xd, (unsigned)(c * 3 + in[0])),
+                       ck_rand(nsp + 2, yd, (unsigned)(m + 11))};
+    ck_check(SM_OP_ConvGradWeight, 2, x, 1, al, 5, CK_ENTRIES(convgradweight),
+             0, GRAD_TOL(n * o));
+    sm_tensor_free(x[0]);
+    sm_tensor_free(x[1]);
+}
+
+static void test_convgradweight(void **state)
+{
+    (void)state;
+    /* 3x3 pad 1 (a CNN's layer), odd sizes and channel counts */
+    grad_case(2, 3, 5, 7, D(9, 11), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
+    /* stride 2 leaving the last row and column unread, no pads */
+    grad_case(2, 2, 4, 6, D(10, 9), D(3, 3), D(2, 2), D(1, 1), D(0, 0, 0, 0),
+              1);
+    /* asymmetric pads, stride (1, 3), dilations */
+    grad_case(2, 2, 3, 4, D(12, 13), D(3, 2), D(1, 3), D(2, 2), D(2, 0, 1, 3),
+              1);
+    /* 7x7 stride 2 pad 3 (ResNet's stem) and 1x1 stride 2 (its shortcut) */
+    grad_case(2, 2, 3, 8, D(23, 21), D(7, 7), D(2, 2), D(1, 1), D(3, 3, 3, 3),
+              1);
+    grad_case(2, 3, 12, 10, D(9, 9), D(1, 1), D(2, 2), D(1, 1), D(0, 0, 0, 0),
+              1);
+    /* groups 2 and 3, depthwise */
+    grad_case(2, 2, 6, 4, D(8, 9), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1), 2);
+    grad_case(2, 1, 9, 12, D(7, 7), D(1, 3), D(1, 1), D(1, 1), D(0, 1, 0, 1),
+              3);
+    grad_case(2, 2, 5, 5, D(6, 7), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1), 5);
+    /* a depth past the GEMM's KC block: 5 images of 11x13 */
+    grad_case(2, 5, 3, 17, D(11, 13), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
+    /* 1-D and 3-D */
+    grad_case(1, 3, 4, 5, D(17), D(4), D(3), D(1), D(2, 1), 1);
+    grad_case(3, 2, 3, 4, D(5, 6, 4), D(2, 3, 2), D(1, 2, 1), D(1, 1, 2),
+              D(1, 0, 1, 0, 1, 1), 1);
+}
+
+/* A batch whose columns take more than one chunk of scratch (about 9 MB
+ * an image here): later chunks add their product into dW. */
+static void test_convgradweight_chunks(void **state)
+{
+    (void)state;
+    grad_case(2, 3, 64, 3, D(64, 64), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
+}
+
+/* Not f32, or a dY that does not fit the window: the reference runs. */
+static void test_convgradweight_refuses(void **state)
+{
+    (void)state;
+    const sm_cpu_kernel *k = CK_K(convgradweight, scalar);
+    sm_tensor *in[2] = {ck_rand(4, D(1, 2, 5, 5), 1),
+                        ck_rand(4, D(1, 3, 4, 4), 2)};
+    sm_tensor *out = nn_tensor(F32, 4, D(3, 2, 3, 3), NULL);
+    assert_false(ck_supports(k, SM_OP_ConvGradWeight, 2, in, 1, &out,
+                             ATTRS(A_INTS("kernel_shape", 3, 3))));
+    assert_true(ck_supports(k, SM_OP_ConvGradWeight, 2, in, 1, &out,
+                            ATTRS(A_INTS("kernel_shape", 2, 2))));
+    sm_tensor *d64[2] = {nn_tensor(F64, 4, D(1, 2, 5, 5), NULL),
+                         nn_tensor(F64, 4, D(1, 3, 4, 4), NULL)};
+    assert_false(ck_supports(k, SM_OP_ConvGradWeight, 2, d64, 1, &out,
+                             ATTRS(A_INTS("kernel_shape", 2, 2))));
+    for (int i = 0; i < 2; i++) {
+        sm_tensor_free(in[i]);
+        sm_tensor_free(d64[i]);
+    }
+    sm_tensor_free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_convgradweight),
+        cmocka_unit_test(test_convgradweight_chunks),
+        cmocka_unit_test(test_convgradweight_refuses),
+    };
+    return cmocka_run_group_tests(tests, ck_setup, ck_teardown);
+}
