@@ -365,7 +365,10 @@ sm_value *sm_gn_conv_dx(sm_grad_ctx *g, sm_value *dy, sm_value *w,
         /* tap k reads z[q + p0 - k*dil]: reversed, q - q0 + k'*dil */
         q0[d] = (ks[d] - 1) * dil[d] - p0[d];
     }
+    /* f32 runs ConvTranspose as GEMMs and col2im (kernels/cpu/
+     * conv_transpose.c): no spread, no reversed kernel to build */
     if (w->type.dims[0].size < 0 || w->type.dims[1].size < 0 ||
+        dy->type.dtype == SMELT_DTYPE_F32 ||
         dy->type.ndim + (unit ? 1 : nsp) > SMELT_MAX_DIMS)
         return sm_gn_convt_to(g, dy, w, group, s, dil, p0, want);
     /* strided: dY spread out to z[i*s] = dY[i] (s^nsp times the

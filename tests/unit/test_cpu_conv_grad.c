@@ -1,9 +1,11 @@
 /*
- * test_cpu_conv_grad.c - the CPU kernel of ConvGradWeight, Conv's kernel
- * gradient (kernels/cpu/conv_grad_weight.c), against the reference on
- * every ISA and pool: 1-D, 2-D and 3-D windows, odd sizes, strides that
- * leave the input's end unread, asymmetric pads, dilations, groups,
- * depthwise, a batch split over several chunks; and what it refuses.
+ * test_cpu_conv_grad.c - the CPU kernels of Conv's backward forms against
+ * the reference on every ISA and pool: ConvGradWeight, the kernel
+ * gradient (kernels/cpu/conv_grad_weight.c), and ConvTranspose, the input
+ * gradient (kernels/cpu/conv_transpose.c). 1-D, 2-D and 3-D windows, odd
+ * sizes, strides that leave the input's end unread, asymmetric pads,
+ * dilations, output_padding and output_shape, groups, depthwise, a batch
+ * split over several chunks; and what they refuse.
  */
 #include "cpu_harness.h"
 
@@ -120,9 +122,97 @@ static void test_convgradweight_refuses(void **state)
     sm_tensor_free(out);
 }
 
+/* One ConvTranspose node: X [n, c, in...], W [c, m/group, k...], bias;
+ * al holds the window's attributes (the group too). */
+static void convt_case(int nsp, int64_t n, int64_t c, int64_t m,
+                       const int64_t *in, const int64_t *k, int64_t group,
+                       int bias, const sm_attr *al, int n_al)
+{
+    int64_t xd[5] = {n, c}, wd[5] = {c, m / group}, terms = c / group;
+    for (int d = 0; d < nsp; d++) {
+        xd[d + 2] = in[d];
+        wd[d + 2] = k[d];
+        terms *= k[d];
+    }
+    sm_tensor *x[3] = {ck_rand(nsp + 2, xd, (unsigned)(c * 5 + in[0])),
+                       ck_rand(nsp + 2, wd, (unsigned)(m + 3)),
+                       bias ? ck_rand(1, D(m), 9) : NULL};
+    ck_check(SM_OP_ConvTranspose, 3, x, 1, al, n_al, CK_ENTRIES(convtranspose),
+             0, GRAD_TOL(terms));
+    for (int i = 0; i < 3; i++)
+        sm_tensor_free(x[i]);
+}
+
+static void test_convtranspose(void **state)
+{
+    (void)state;
+    /* Conv 3x3 pad 1's input gradient, odd sizes */
+    convt_case(2, 2, 5, 7, D(9, 11), D(3, 3), 1, 0,
+               ATTRS(A_INTS("pads", 1, 1, 1, 1)));
+    /* stride 2 with output_padding (a Conv whose input's end is unread),
+     * bias */
+    convt_case(2, 3, 6, 4, D(5, 4), D(3, 3), 1, 1,
+               ATTRS(A_INTS("strides", 2, 2), A_INTS("pads", 1, 1, 1, 1),
+                     A_INTS("output_padding", 1, 0)));
+    /* 7x7 stride 2 pad 3 and 1x1 stride 2 (ResNet's stem and shortcut) */
+    convt_case(2, 1, 8, 3, D(6, 7), D(7, 7), 1, 0,
+               ATTRS(A_INTS("strides", 2, 2), A_INTS("pads", 3, 3, 3, 3),
+                     A_INTS("output_padding", 1, 1)));
+    convt_case(2, 2, 12, 10, D(5, 5), D(1, 1), 1, 0,
+               ATTRS(A_INTS("strides", 2, 2)));
+    /* asymmetric pads, stride (1, 3), dilations */
+    convt_case(2, 2, 3, 4, D(8, 5), D(3, 2), 1, 1,
+               ATTRS(A_INTS("strides", 1, 3), A_INTS("dilations", 2, 2),
+                     A_INTS("pads", 2, 0, 1, 3)));
+    /* output_shape, with the pads it implies */
+    convt_case(2, 1, 3, 2, D(4, 5), D(3, 3), 1, 0,
+               ATTRS(A_INTS("strides", 2, 2), A_INTS("output_shape", 8, 10)));
+    /* groups 2 and depthwise */
+    convt_case(2, 2, 6, 4, D(7, 6), D(3, 3), 2, 1,
+               ATTRS(A_INT("group", 2), A_INTS("pads", 1, 1, 1, 1)));
+    convt_case(2, 2, 5, 5, D(6, 7), D(3, 3), 5, 0,
+               ATTRS(A_INT("group", 5), A_INTS("pads", 1, 1, 1, 1)));
+    /* a depth past the GEMM's KC block */
+    convt_case(2, 1, 600, 3, D(4, 5), D(3, 3), 1, 0,
+               ATTRS(A_INTS("pads", 1, 1, 1, 1)));
+    /* 1-D and 3-D */
+    convt_case(1, 3, 4, 5, D(6), D(4), 1, 1,
+               ATTRS(A_INTS("strides", 3), A_INTS("pads", 2, 1)));
+    convt_case(3, 2, 3, 4, D(3, 4, 3), D(2, 3, 2), 1, 0,
+               ATTRS(A_INTS("strides", 1, 2, 1), A_INTS("dilations", 1, 1, 2),
+                     A_INTS("pads", 1, 0, 1, 0, 1, 1)));
+    /* columns of several chunks: 1,600 x 64 x 64 floats an image */
+    convt_case(2, 3, 4, 16, D(64, 64), D(10, 10), 1, 0,
+               ATTRS(A_INTS("pads", 4, 4, 5, 5)));
+}
+
+/* Not f32, or a bias of another length: the reference runs. */
+static void test_convtranspose_refuses(void **state)
+{
+    (void)state;
+    const sm_cpu_kernel *k = CK_K(convtranspose, scalar);
+    sm_tensor *in[3] = {nn_tensor(F64, 4, D(1, 2, 5, 5), NULL),
+                        nn_tensor(F64, 4, D(2, 3, 3, 3), NULL), NULL};
+    sm_tensor *out = nn_tensor(F64, 4, D(1, 3, 7, 7), NULL);
+    assert_false(ck_supports(k, SM_OP_ConvTranspose, 2, in, 1, &out, NO_ATTRS));
+    sm_tensor *f[3] = {ck_rand(4, D(1, 2, 5, 5), 1),
+                       ck_rand(4, D(2, 3, 3, 3), 2), ck_rand(1, D(4), 3)};
+    sm_tensor *fo = nn_tensor(F32, 4, D(1, 3, 7, 7), NULL);
+    assert_true(ck_supports(k, SM_OP_ConvTranspose, 2, f, 1, &fo, NO_ATTRS));
+    assert_false(ck_supports(k, SM_OP_ConvTranspose, 3, f, 1, &fo, NO_ATTRS));
+    for (int i = 0; i < 3; i++) {
+        sm_tensor_free(in[i]);
+        sm_tensor_free(f[i]);
+    }
+    sm_tensor_free(out);
+    sm_tensor_free(fo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_convtranspose),
+        cmocka_unit_test(test_convtranspose_refuses),
         cmocka_unit_test(test_convgradweight),
         cmocka_unit_test(test_convgradweight_chunks),
         cmocka_unit_test(test_convgradweight_refuses),

@@ -22,7 +22,7 @@
 #include "kernels/ref/window.h"
 
 /* Scratch for the columns and dY's rows of one chunk (bytes). */
-#define CGW_CHUNK_BYTES ((size_t)8 << 20)
+#define CGW_CHUNK_BYTES ((size_t)1 << 20)
 
 /* The geometry, spatial dims padded to 3 at the front (size 1). */
 typedef struct cgw_geom {
