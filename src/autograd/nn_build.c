@@ -365,10 +365,12 @@ sm_value *sm_gn_conv_dx(sm_grad_ctx *g, sm_value *dy, sm_value *w,
         /* tap k reads z[q + p0 - k*dil]: reversed, q - q0 + k'*dil */
         q0[d] = (ks[d] - 1) * dil[d] - p0[d];
     }
-    /* f32 runs ConvTranspose as GEMMs and col2im (kernels/cpu/
-     * conv_transpose.c): no spread, no reversed kernel to build */
+    /* strided f32 runs ConvTranspose as GEMMs and col2im (kernels/cpu/
+     * conv_transpose.c): no stride^2 times the work on a spread dY. At
+     * stride 1 the Conv form is as much work and gets the forward's
+     * algorithms (Winograd) */
     if (w->type.dims[0].size < 0 || w->type.dims[1].size < 0 ||
-        dy->type.dtype == SMELT_DTYPE_F32 ||
+        (dy->type.dtype == SMELT_DTYPE_F32 && !unit) ||
         dy->type.ndim + (unit ? 1 : nsp) > SMELT_MAX_DIMS)
         return sm_gn_convt_to(g, dy, w, group, s, dil, p0, want);
     /* strided: dY spread out to z[i*s] = dY[i] (s^nsp times the
@@ -535,7 +537,10 @@ sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
                 x->type.dims[1].size > 0 && dy->type.dims[1].size > 0;
     for (int d = 2; known && d < x->type.ndim; d++)
         known = x->type.dims[d].size >= 0 && dy->type.dims[d].size >= 0;
-    if (known) {
+    /* depthwise (one input channel per group) keeps the columns form:
+     * its GEMMs would be one row tall */
+    int depthwise = group > 1 && known && x->type.dims[1].size == group;
+    if (known && !depthwise) {
         sm_value *v = kernel_grad_op(g, x, dy, group, s, dil, p0, k);
         if (v || g->st != SMELT_OK)
             return v;
