@@ -208,9 +208,54 @@ static void test_convtranspose_refuses(void **state)
     sm_tensor_free(fo);
 }
 
+/* Malformed ConvGradWeight nodes in text IR: parsing or inferring the
+ * types fails with one line naming the op and what is wrong. */
+static void test_convgradweight_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *x, *dy, *attrs, *says;
+    } bad[] = {
+        {"f32[2,3,5,5]", "f32[2,4,3,3]", "", "kernel_shape"},
+        {"f32[2,3,5,5]", "f32[2,4,3,3]", "kernel_shape = [3]", "kernel_shape"},
+        {"f32[2,3,5,5]", "f32[2,4,4,4]", "kernel_shape = [3, 3]",
+         "spatial dim 0"},
+        {"f32[2,3,5,5]", "f32[3,4,3,3]", "kernel_shape = [3, 3]", "batch"},
+        {"f32[2,3,5,5]", "f32[2,4,3,3]", "kernel_shape = [3, 3], group = 2",
+         "group"},
+        {"f32[2,3]", "f32[2,4]", "kernel_shape = [1]", "rank"},
+        {"f32[2,3,5,5]", "f32[2,4,3,3]", "kernel_shape = [9, 3]",
+         "smaller than the dilated kernel"},
+        {"f32[2,3,5,5]", "i64[2,4,3,3]", "kernel_shape = [3, 3]", "dtype"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        char attrs[128] = "";
+        if (bad[i].attrs[0])
+            snprintf(attrs, sizeof attrs, " {%s}", bad[i].attrs);
+        snprintf(text, sizeof text,
+                 "graph g(%%x: %s, %%dy: %s) {\n  %%w = ConvGradWeight(%%x, "
+                 "%%dy)%s\n  return %%w\n}\n",
+                 bad[i].x, bad[i].dy, attrs);
+        smelt_ctx_t *ctx = smelt_ctx_init();
+        smelt_graph_t *g = NULL;
+        smelt_status st =
+            smelt_graph_parse(ctx, text, strlen(text), "bad.ir", &g);
+        if (st == SMELT_OK)
+            st = smelt_graph_infer(ctx, g);
+        const char *msg = smelt_ctx_error(ctx);
+        if (st == SMELT_OK || !strstr(msg, "ConvGradWeight") ||
+            !strstr(msg, bad[i].says) || strchr(msg, '\n'))
+            fail_msg("case %zu: status %d, message '%s'", i, (int)st, msg);
+        smelt_graph_free(g);
+        smelt_ctx_free(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_convgradweight_malformed),
         cmocka_unit_test(test_convtranspose),
         cmocka_unit_test(test_convtranspose_refuses),
         cmocka_unit_test(test_convgradweight),
