@@ -772,6 +772,57 @@ def gen_conv():
        in_dims=[("N", 2, 5, 5)], out_dims=[("N", 3, 5, 5)])
 
 
+def gen_convgradweight():
+    # ConvGradWeight (Smelt's, Conv's kernel gradient): 1-D; 2-D plain;
+    # pads + stride 2; asymmetric pads; dilations; group 2; depthwise; a
+    # stride that leaves the input's end unread; 3-D; f64; odd sizes.
+    # Expected: torch's gradient of conv_ref's convolution for the kernel.
+    seed("ConvGradWeight")
+
+    def gw(cname, xs, ks, m, strides=None, pads=None, dil=None, group=1,
+           dt=f32):
+        nd = len(xs) - 2
+        st = strides or [1] * nd
+        dl = dil or [1] * nd
+        pp = pads or [0] * (2 * nd)
+        x = rf(*xs, dt=dt)
+        tp = []
+        for i in reversed(range(nd)):
+            tp += [pp[i], pp[i + nd]]
+        xt = F.pad(torch.from_numpy(d(x)), tp)
+        wt = torch.zeros((m, xs[1] // group) + tuple(ks), dtype=torch.float64,
+                         requires_grad=True)
+        fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
+        y = fn(xt, wt, None, stride=st, padding=0, dilation=dl, groups=group)
+        dy = rf(*y.shape, dt=dt)
+        (dw,) = torch.autograd.grad(y, wt, torch.from_numpy(d(dy)))
+        attrs = {"kernel_shape": list(ks)}
+        if dil:
+            attrs["dilations"] = dil
+        if group != 1:
+            attrs["group"] = group
+        if pads:
+            attrs["pads"] = pads
+        if strides:
+            attrs["strides"] = strides
+        case("ConvGradWeight", cname, [x, dy], [like(dw.numpy(), x)], attrs)
+
+    gw("1d", (2, 2, 9), (3,), 3)
+    gw("2d", (2, 3, 5, 5), (3, 3), 2)
+    gw("2d_pad_stride", (2, 2, 7, 6), (3, 3), 3, strides=[2, 2],
+       pads=[1, 1, 1, 1])
+    gw("2d_asym_pads", (1, 2, 5, 6), (3, 2), 2, pads=[0, 1, 2, 0])
+    gw("2d_dilations", (2, 2, 7, 7), (3, 3), 2, dil=[2, 2],
+       pads=[1, 2, 1, 2])
+    gw("2d_group2", (2, 4, 5, 5), (3, 3), 6, group=2, pads=[1, 1, 1, 1])
+    gw("2d_depthwise", (3, 3, 6, 6), (3, 3), 3, group=3, pads=[1, 1, 1, 1])
+    gw("2d_stride_unread", (2, 2, 8, 7), (2, 3), 2, strides=[3, 2])
+    gw("3d", (1, 2, 4, 5, 3), (2, 3, 2), 2, pads=[1, 0, 1, 0, 1, 1])
+    gw("f64", (2, 2, 5, 4), (3, 3), 2, strides=[1, 2], pads=[1, 1, 1, 1],
+       dt=f64)
+    gw("odd", (3, 5, 11, 9), (5, 3), 7, strides=[2, 1], pads=[2, 1, 2, 1])
+
+
 def convt_ref(x, w, b, strides, pads, dil, group, outpad):
     """ONNX ConvTranspose through torch in float64: the full transposed
     convolution (with output_padding rows at the end), then pads cropped
@@ -4143,6 +4194,7 @@ GENERATORS = [
     gen_identity, gen_unary, gen_leakyrelu, gen_not, gen_clip, gen_cast,
     gen_dropout, gen_arith, gen_div, gen_pow, gen_minmax_sum, gen_compare,
     gen_logic, gen_where, gen_matmul, gen_gemm, gen_conv, gen_convtranspose,
+    gen_convgradweight,
     gen_pool, gen_globalpool, gen_batchnorm, gen_layernorm, gen_softmax,
     gen_reduce, gen_argmax, gen_reshape, gen_flatten, gen_squeeze,
     gen_transpose, gen_concat, gen_split, gen_slice, gen_gather, gen_expand,

@@ -365,7 +365,12 @@ sm_value *sm_gn_conv_dx(sm_grad_ctx *g, sm_value *dy, sm_value *w,
         /* tap k reads z[q + p0 - k*dil]: reversed, q - q0 + k'*dil */
         q0[d] = (ks[d] - 1) * dil[d] - p0[d];
     }
+    /* strided f32 runs ConvTranspose as GEMMs and col2im (kernels/cpu/
+     * conv_transpose.c): no stride^2 times the work on a spread dY. At
+     * stride 1 the Conv form is as much work and gets the forward's
+     * algorithms (Winograd) */
     if (w->type.dims[0].size < 0 || w->type.dims[1].size < 0 ||
+        (dy->type.dtype == SMELT_DTYPE_F32 && !unit) ||
         dy->type.ndim + (unit ? 1 : nsp) > SMELT_MAX_DIMS)
         return sm_gn_convt_to(g, dy, w, group, s, dil, p0, want);
     /* strided: dY spread out to z[i*s] = dY[i] (s^nsp times the
@@ -483,6 +488,42 @@ static sm_value *kernel_grad_cols(sm_grad_ctx *g, sm_value *x, sm_value *dy,
     return sm_gn_reshape(g, t, dims, r);
 }
 
+/*
+ * The kernel gradient as one ConvGradWeight node, which the CPU runs as
+ * GEMMs over x's columns: Conv's window over x with begin pads p0 and end
+ * pads just large enough to give dy's sizes. NULL (and nothing built)
+ * where no such window exists: a negative p0 (ConvTranspose's cropped
+ * output) or sizes that need a negative end pad.
+ */
+static sm_value *kernel_grad_op(sm_grad_ctx *g, sm_value *x, sm_value *dy,
+                                int64_t group, const int64_t *s,
+                                const int64_t *dil, const int64_t *p0,
+                                const int64_t *k)
+{
+    int nsp = x->type.ndim - 2;
+    int64_t pads[2 * SMELT_MAX_DIMS];
+    for (int d = 0; d < nsp; d++) {
+        int64_t in = x->type.dims[d + 2].size, want = dy->type.dims[d + 2].size;
+        int64_t dk = (k[d] - 1) * dil[d] + 1;
+        int64_t p1 = (want - 1) * s[d] + dk - in - p0[d];
+        if (p0[d] < 0)
+            return NULL;
+        if (p1 < 0) /* the floor may drop the rest: try no end pad */
+            p1 = 0;
+        int64_t span = in + p0[d] + p1 - dk;
+        if (span < 0 || span / s[d] + 1 != want)
+            return NULL;
+        pads[d] = p0[d];
+        pads[d + nsp] = p1;
+    }
+    sm_value *in[2] = {x, dy};
+    sm_node *m = sm_g_node(g, SM_OP_ConvGradWeight, 2, in, 1);
+    set_window(g, m, nsp, group, s, dil, pads);
+    if (m)
+        attr_ok(g, sm_node_set_ints(m, "kernel_shape", k, nsp));
+    return sm_g_done(g, m);
+}
+
 sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
                             int64_t group, const int64_t *s, const int64_t *dil,
                             const int64_t *p0, const int64_t *k)
@@ -496,6 +537,14 @@ sm_value *sm_gn_kernel_grad(sm_grad_ctx *g, sm_value *x, sm_value *dy,
                 x->type.dims[1].size > 0 && dy->type.dims[1].size > 0;
     for (int d = 2; known && d < x->type.ndim; d++)
         known = x->type.dims[d].size >= 0 && dy->type.dims[d].size >= 0;
+    /* depthwise (one input channel per group) keeps the columns form:
+     * its GEMMs would be one row tall */
+    int depthwise = group > 1 && known && x->type.dims[1].size == group;
+    if (known && !depthwise) {
+        sm_value *v = kernel_grad_op(g, x, dy, group, s, dil, p0, k);
+        if (v || g->st != SMELT_OK)
+            return v;
+    }
     if (known && taps <= COLS_MAX_TAPS)
         return kernel_grad_cols(g, x, dy, group, s, dil, p0, k, taps);
     return kernel_grad_conv(g, x, dy, group, s, dil, p0, k);

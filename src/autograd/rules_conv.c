@@ -67,3 +67,27 @@ smelt_status sm_grad_convtranspose(sm_grad_ctx *g)
         sm_g_set(g, 2, sm_gn_sum_but_channels(g, dy));
     return g->st;
 }
+
+/* ConvGradWeight (dW[m, c, k] = sum over n, o of dY[n, m, o] X[n, c',
+ * tap(o, k)]), bilinear in X and dY: for the gradient dD of dW, dX is
+ * Conv's input gradient with dD as the kernel (ConvTranspose(dY, dD)) and
+ * d(dY) = Conv(X, dD) over the same window. */
+smelt_status sm_grad_convgradweight(sm_grad_ctx *g)
+{
+    const sm_node *n = g->n;
+    sm_window w;
+    if (sm_gn_window(g, SM_WINDOW_CONV, 0, &w) != SMELT_OK)
+        return g->st;
+    sm_value *dd = g->dy[0];
+    sm_attrs at = sm_node_attrs(n);
+    int64_t group = sm_attrs_int(&at, "group", 1);
+    if (g->need[0])
+        sm_g_set(g, 0,
+                 sm_gn_conv_dx(g, n->in[1], dd, group, w.stride, w.dil, w.pad0,
+                               w.in));
+    if (g->need[1])
+        sm_g_set(g, 1,
+                 sm_gn_conv_to(g, n->in[0], dd, group, w.stride, w.dil, w.pad0,
+                               w.out));
+    return g->st;
+}

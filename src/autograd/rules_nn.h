@@ -64,12 +64,13 @@ sm_value *sm_gn_convt_to(sm_grad_ctx *g, sm_value *x, sm_value *w,
                          int64_t group, const int64_t *s, const int64_t *dil,
                          const int64_t *p0, const int64_t *want);
 /*
- * Conv's input gradient, the sum ConvTranspose(dy, w) makes, as a Conv
- * (optimized CPU kernels exist for Conv, only the reference for
- * ConvTranspose): dy, spread out to every stride-th position when a
- * stride is above 1, convolved by w with its taps reversed and each
- * group's channels swapped. sm_gn_convt_to where the kernel's channel
- * counts are not known.
+ * Conv's input gradient, the sum ConvTranspose(dy, w) makes: strided and
+ * f32, the ConvTranspose itself (sm_gn_convt_to; its CPU kernel is a
+ * GEMM and col2im); otherwise a Conv (on the forward's algorithms): dy,
+ * spread out to every stride-th position when a stride is above 1,
+ * convolved by w with its taps reversed and each group's channels
+ * swapped (sm_gn_convt_to where the kernel's channel counts are not
+ * known).
  */
 sm_value *sm_gn_conv_dx(sm_grad_ctx *g, sm_value *dy, sm_value *w,
                         int64_t group, const int64_t *s, const int64_t *dil,

@@ -369,7 +369,8 @@ smelt_status sm_onnx_load_node(sm_onnx_loader *L, sm_block *b,
         return sm_err(ctx, SMELT_ERR_UNSUPPORTED,
                       "onnx: %s: op '%s' is not one of domain '%s' (its ops: "
                       "FusedConv, FusedGemm, FusedQMatMul, FusedElementwise, "
-                      "Attention, AttentionGrad, FakeQuantize, Gelu)",
+                      "Attention, AttentionGrad, FakeQuantize, "
+                      "ConvGradWeight, Gelu)",
                       n.where, op, SM_ONNX_SMELT_DOMAIN);
     /* ONNX's own Attention (opset 23) has other inputs and semantics */
     if (!smelt_dom && n.op == SM_OP_Attention)

@@ -2,10 +2,11 @@
  * save_std.c - Smelt's own ops in the files the exporter writes.
  *
  * Smelt's own ops are the fused ops the passes make (FusedConv, FusedGemm,
- * FusedQMatMul, FusedElementwise, Attention, AttentionGrad), FakeQuantize
- * (quantization-aware training) and Gelu below opset 20, where ONNX has no
- * Gelu. By default they are written as they are, in the domain "ai.smelt"
- * (save.c declares it); with the standard option they become standard ONNX ops:
+ * FusedQMatMul, FusedElementwise, Attention, AttentionGrad), Conv's kernel
+ * gradient ConvGradWeight, FakeQuantize (quantization-aware training) and
+ * Gelu below opset 20, where ONNX has no Gelu. By default they are written as
+ * they are, in the domain "ai.smelt" (save.c declares it); with the standard
+ * option they become standard ONNX ops:
  *
  *   FusedConv(X, W, B?, R?)   Conv(X, W, B) [+ R] -> activation
  *   FusedGemm(A, B, C?, R?)   Gemm(A, B) with transA / transB (alpha
@@ -55,7 +56,8 @@ int sm_onnx_is_smelt_op(sm_op op, int64_t opset)
     return op == SM_OP_FusedConv || op == SM_OP_FusedGemm ||
            op == SM_OP_FusedQMatMul || op == SM_OP_FusedElementwise ||
            op == SM_OP_Attention || op == SM_OP_AttentionGrad ||
-           op == SM_OP_FakeQuantize || (op == SM_OP_Gelu && opset < 20);
+           op == SM_OP_FakeQuantize || op == SM_OP_ConvGradWeight ||
+           (op == SM_OP_Gelu && opset < 20);
 }
 
 /* Whether n is decomposed when written with S's options. */
@@ -99,6 +101,11 @@ void sm_onnx_std_bound(const saver *S, const sm_node *n, size_t *nodes,
                                 Sub, Mul, Identity */
         *nodes = 11;
         *inits = 4;
+        break;
+    case SM_OP_ConvGradWeight: /* Reshape, Transpose, Reshape, Transpose,
+                                  Conv, Slice, Transpose, Identity */
+        *nodes = 8;
+        *inits = 5;
         break;
     case SM_OP_Celu:
     case SM_OP_Gelu:
@@ -491,6 +498,112 @@ static const char *hide(chain *c, const char *keep, const char *x)
     return keep && x && in[2] ? out_of(emit(c, "Where", in, 3, 0)) : NULL;
 }
 
+/* Adds an ints attribute name = v[0..n) to np (the list copied into the
+ * saver's arena). */
+static int attr_ints(chain *c, Onnx__NodeProto *np, const char *name, int n,
+                     const int64_t *v)
+{
+    int64_t *list = sm_onnx_save_alloc(c->S, (size_t)n, sizeof *list);
+    if (!np || !list)
+        return 0;
+    memcpy(list, v, (size_t)n * sizeof *list);
+    sm_attr a = {name, SM_ATTR_INTS, n, {0}};
+    a.v.ints = list;
+    Onnx__AttributeProto *p = sm_onnx_save_attr(c->S, &a);
+    if (p)
+        np->attribute[np->n_attribute++] = p;
+    return p != NULL;
+}
+
+/*
+ * ConvGradWeight(X, dY) as standard ops: a Conv of X by dY with the batch
+ * as the contracted channel, X [N, G*cg, S...] as [cg, G*N, S...] (the
+ * groups, batch inside, become the Conv's groups) and dY [N, M, O...] as
+ * the kernel [M, N, O...]; strides and dilations trade places, the pads
+ * stay; the first k positions of the result [cg, M, ...] are sliced and
+ * transposed to [M, cg, k...]. Needs the ranks, N and C known.
+ */
+static const char *conv_grad_weight(chain *c)
+{
+    const sm_node *n = c->n;
+    const sm_type *x = &n->in[0]->type;
+    sm_attrs at = sm_node_attrs(n);
+    int r = x->ndim, nsp = r - 2;
+    int64_t nb = sm_type_size(x, 0), ch = sm_type_size(x, 1);
+    int64_t g = sm_attrs_int(&at, "group", 1);
+    const int64_t *ks = NULL, *sv = NULL, *dv = NULL, *pv = NULL;
+    int known = r >= 3;
+    for (int i = 2; g > 1 && i < r; i++)
+        known &= sm_type_size(x, i) >= 0; /* the groups' reshapes */
+    if (!known || r > SMELT_MAX_DIMS - 1 || nb < 0 || ch < 0 || g < 1 ||
+        sm_attrs_ints(&at, "kernel_shape", &ks) != nsp) {
+        if (!c->S->err)
+            c->S->err = sm_err(c->S->ctx, SMELT_ERR_UNSUPPORTED,
+                               "onnx: %s (ConvGradWeight): cannot write it as "
+                               "standard ops while X's rank, batch, "
+                               "channels or (grouped) spatial sizes are "
+                               "unknown (bind the dims first)",
+                               n->out[0]->name);
+        return NULL;
+    }
+    int64_t s[SMELT_MAX_DIMS], d[SMELT_MAX_DIMS], p[2 * SMELT_MAX_DIMS];
+    int64_t perm[SMELT_MAX_DIMS], dims[SMELT_MAX_DIMS], st[SMELT_MAX_DIMS],
+        ax[SMELT_MAX_DIMS];
+    int hs = sm_attrs_ints(&at, "strides", &sv) == nsp;
+    int hd = sm_attrs_ints(&at, "dilations", &dv) == nsp;
+    int hp = sm_attrs_ints(&at, "pads", &pv) == 2 * nsp;
+    for (int i = 0; i < nsp; i++) {
+        s[i] = hs ? sv[i] : 1;
+        d[i] = hd ? dv[i] : 1;
+        p[i] = hp ? pv[i] : 0;
+        p[i + nsp] = hp ? pv[i + nsp] : 0;
+        st[i] = 0;
+        ax[i] = i + 2;
+    }
+    for (int i = 0; i < r; i++)
+        perm[i] = i < 2 ? 1 - i : i;
+    const char *xs;
+    if (g == 1) {
+        xs = with_ints(c, "Transpose", input(c, 0), "perm", r, perm);
+    } else {
+        int64_t p5[SMELT_MAX_DIMS];
+        dims[0] = nb;
+        dims[1] = g;
+        dims[2] = ch / g;
+        for (int i = 0; i < nsp; i++)
+            dims[i + 3] = x->dims[i + 2].size;
+        xs = binary(c, "Reshape", input(c, 0), shape_const(c, r + 1, dims));
+        p5[0] = 2;
+        p5[1] = 1;
+        p5[2] = 0;
+        for (int i = 3; i < r + 1; i++)
+            p5[i] = i;
+        xs = with_ints(c, "Transpose", xs, "perm", r + 1, p5);
+        dims[0] = ch / g;
+        dims[1] = g * nb;
+        for (int i = 0; i < nsp; i++)
+            dims[i + 2] = x->dims[i + 2].size;
+        xs = binary(c, "Reshape", xs, shape_const(c, r, dims));
+    }
+    const char *wk = with_ints(c, "Transpose", input(c, 1), "perm", r, perm);
+    const char *in[2] = {xs, wk};
+    Onnx__NodeProto *cv = xs && wk ? emit(c, "Conv", in, 2, 4) : NULL;
+    sm_attr ga = {"group", SM_ATTR_INT, 0, {0}};
+    ga.v.i = g;
+    Onnx__AttributeProto *gp = cv ? sm_onnx_save_attr(c->S, &ga) : NULL;
+    if (!gp || !attr_ints(c, cv, "strides", nsp, d) ||
+        !attr_ints(c, cv, "dilations", nsp, s) ||
+        !attr_ints(c, cv, "pads", 2 * nsp, p))
+        return NULL;
+    cv->attribute[cv->n_attribute++] = gp;
+    const char *sl[4] = {out_of(cv), shape_const(c, nsp, st),
+                         shape_const(c, nsp, ks), shape_const(c, nsp, ax)};
+    if (!sl[1] || !sl[2] || !sl[3])
+        return NULL;
+    const char *y = out_of(emit(c, "Slice", sl, 4, 0));
+    return with_ints(c, "Transpose", y, "perm", r, perm);
+}
+
 /* Fails the save: Attention with a size the standard form needs unknown. */
 static const char *attention_unknown(chain *c, const char *what)
 {
@@ -799,6 +912,8 @@ int sm_onnx_std_write(saver *S, const sm_node *n, Onnx__GraphProto *gp,
         y = attention(&c);
     } else if (n->op == SM_OP_FakeQuantize) {
         y = fake_quantize(&c);
+    } else if (n->op == SM_OP_ConvGradWeight) {
+        y = conv_grad_weight(&c);
     } else {
         y = n->op == SM_OP_FusedConv      ? fused_conv(&c, &epi)
             : n->op == SM_OP_FusedQMatMul ? fused_qmatmul(&c, &epi)
