@@ -15,7 +15,8 @@ same f32 function, activations of imbalanced ranges), then:
      change, and the trained file still passes the checker;
   3. `quantize --convert` folds every weight to s8 (no QuantizeLinear of
      a weight left, activation pairs kept), the checker passes, the two
-     Gemm run as MatMulInteger in Smelt (the qdq pass), Smelt's output on
+     Gemm and two Conv run as int8 products in Smelt at -O2 (the qdq and
+     fuse_qmatmul passes), Smelt's output on
      it equals Smelt's on the trained QAT file to f32 rounding and ONNX Runtime's (when bench/peers/setup.sh installed
      it): within 1e-4 of the logits' range with its graph optimizations
      off, the same predictions on >= 99% of the digits with them on;
@@ -145,8 +146,11 @@ def main():
           and len(s8) == 4 and "Exp" not in o,
           "--convert: 4 s8 weights, 4 activation pairs, scales folded")
     r = p.run("opt", "-O2", "qat_int8.onnx")
-    check(r.stdout.count("= MatMulInteger(") == 2,
-          "the two Gemm run as MatMulInteger after the qdq pass")
+    int8_mm = r.stdout.count("= MatMulInteger(") + r.stdout.count(
+        "= FusedQMatMul(")
+    check(int8_mm == 2 and r.stdout.count("= ConvInteger(") == 2,
+          "the two Gemm run as int8 products (MatMulInteger or FusedQMatMul)"
+          " and the two Conv as ConvInteger after -O2")
     check(not any(v.dtype == np.float32 and v.ndim >= 2 and
                   "weight" in k for k, v in q8.items()),
           "no f32 weight matrix left")
