@@ -17,7 +17,8 @@ same f32 function, activations of imbalanced ranges), then:
      a weight left, activation pairs kept), the checker passes, the two
      Gemm and two Conv run as int8 products in Smelt at -O2 (the qdq and
      fuse_qmatmul passes), Smelt's output on
-     it equals Smelt's on the trained QAT file to f32 rounding and ONNX Runtime's (when bench/peers/setup.sh installed
+     it equals Smelt's on the trained QAT file up to a quantization level
+     (integer sums against f32 ones) and ONNX Runtime's (when bench/peers/setup.sh installed
      it): within 1e-4 of the logits' range with its graph optimizations
      off, the same predictions on >= 99% of the digits with them on;
   4. the QAT int8 accuracy is not below post-training int8's (the --qat
@@ -157,10 +158,17 @@ def main():
     check(checker(p.path("qat_int8.onnx")), "int8 file passes onnx.checker")
     s1 = p.logits(p.path("qat1.onnx"))
     s8l = p.logits(p.path("qat_int8.onnx"))
+    # The int8 file's convolutions and products sum exactly in integers,
+    # the QAT file's in f32 over dequantized values: a 1e-7 difference
+    # can move an activation across a rounding boundary of the next
+    # QuantizeLinear, and one level there moves the logits by about a
+    # scale step. So: the same predictions, logits within a few steps.
     d = float(np.abs(s1 - s8l).max())
-    check(d <= 1e-5 * float(np.abs(s1).max()),
-          "Smelt: int8 file = trained QAT file to f32 rounding (max |diff| "
-          "%.3g)" % d)
+    same = float(np.mean(s1.argmax(axis=1) == s8l.argmax(axis=1)))
+    check(d <= 0.05 * float(np.abs(s1).max()) and same >= 0.99,
+          "Smelt: int8 file = trained QAT file up to a quantization level "
+          "(max |diff| %.3g of %.3g, same prediction on %.4f)" %
+          (d, float(np.abs(s1).max()), same))
     ort_agrees(p, "qat_int8.onnx", s8l)
 
     # 4. accuracy
