@@ -129,3 +129,21 @@ void smelt_string_free(char *s)
 {
     sm_free(s);
 }
+
+/* Whether name is one of the comma-separated names of list. */
+int sm_str_listed(const char *list, const char *name)
+{
+    if (!list || !name)
+        return 0;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}

@@ -41,4 +41,7 @@ const char *sm_strbuf_str(const sm_strbuf *b);
  * SMELT_ERR_NOMEM recorded on ctx. */
 smelt_status sm_strbuf_take(sm_strbuf *b, smelt_ctx_t *ctx, char **out);
 
+/* Whether name is one of the comma-separated names of list (NULL: no). */
+int sm_str_listed(const char *list, const char *name);
+
 #endif

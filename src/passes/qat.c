@@ -44,24 +44,6 @@ smelt_status smelt_qat_options_init(smelt_qat_options *o, size_t struct_size)
     return sm_sized_init(o, struct_size, &d, sizeof d, QAT_OPTIONS_V1);
 }
 
-/* Whether name is one of the comma-separated names of list. */
-static int listed(const char *list, const char *name)
-{
-    if (!list || !name)
-        return 0;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n))
-            return 1;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
-}
-
 /* A layer to fake-quantize: its node, and the weight's channel axis. */
 typedef struct layer {
     sm_node *n;
@@ -117,7 +99,7 @@ static smelt_status find_layers(qat *z)
          n = sm_rw_next(z->rw, n)) {
         const char *name = n->name ? n->name : n->out[0]->name;
         int axis = layer_axis(n, z->o);
-        if (axis < 0 || listed(z->o->exclude, name))
+        if (axis < 0 || sm_str_listed(z->o->exclude, name))
             continue;
         z->layers[z->n_layers++] = (layer){n, axis};
         int seen = 0;

@@ -52,6 +52,46 @@ static const sm_tensor *param(const sm_node *n, int i, int64_t n_max, int *ok)
     return v->data;
 }
 
+/* The tail both rewrites share: the int32 product acc becomes f32
+ * (Cast), is rescaled by sv (Mul) and takes the bias if any (Add); that
+ * replaces n's output, and n and the dequantizations da, db that only it
+ * read leave the graph. Names derive from base. */
+static smelt_status replace_by_rescaled(sm_pass_ctx *pc, sm_rw *rw, sm_node *n,
+                                        const char *base, sm_value *acc,
+                                        sm_value *sv, sm_value *bias,
+                                        sm_node *da, sm_node *db)
+{
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s_cast", base);
+    sm_node *cast = sm_rw_node_new(rw, n->owner, n, SM_OP_Cast,
+                                   sm_rw_unique_name(rw, nm), 1, &acc, 1, NULL);
+    if (!cast || !sm_node_set_int(cast, "to", 1)) /* ONNX FLOAT */
+        return sm_err_nomem(pc->ctx);
+    SM_TRY(sm_rw_infer_node(rw, cast));
+    sm_value *m2[2] = {cast->out[0], sv};
+    snprintf(nm, sizeof nm, "%s_rescale", base);
+    sm_node *y = sm_rw_node_new(rw, n->owner, n, SM_OP_Mul,
+                                sm_rw_unique_name(rw, nm), 2, m2, 1, NULL);
+    if (!y)
+        return sm_err_nomem(pc->ctx);
+    SM_TRY(sm_rw_infer_node(rw, y));
+    if (bias) {
+        sm_value *a2[2] = {y->out[0], bias};
+        snprintf(nm, sizeof nm, "%s_bias", base);
+        y = sm_rw_node_new(rw, n->owner, n, SM_OP_Add,
+                           sm_rw_unique_name(rw, nm), 2, a2, 1, NULL);
+        if (!y)
+            return sm_err_nomem(pc->ctx);
+        SM_TRY(sm_rw_infer_node(rw, y));
+    }
+    SM_TRY(sm_rw_forward(rw, n->out[0], y->out[0]));
+    sm_rw_remove_node(rw, n);
+    pc->stats->removed += 1 + sm_rw_remove_if_dead(rw, da);
+    pc->stats->removed += sm_rw_remove_if_dead(rw, db);
+    pc->stats->changed = 1;
+    return SMELT_OK;
+}
+
 static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *n)
 {
     if (n->op != SM_OP_MatMul && n->op != SM_OP_Gemm)
@@ -105,35 +145,7 @@ static smelt_status visit(sm_pass_ctx *pc, sm_rw *rw, sm_node *n)
     if (!mi)
         return sm_err_nomem(pc->ctx);
     SM_TRY(sm_rw_infer_node(rw, mi));
-    snprintf(nm, sizeof nm, "%s_cast", base);
-    sm_node *cast =
-        sm_rw_node_new(rw, n->owner, n, SM_OP_Cast, sm_rw_unique_name(rw, nm),
-                       1, &mi->out[0], 1, NULL);
-    if (!cast || !sm_node_set_int(cast, "to", 1)) /* ONNX FLOAT */
-        return sm_err_nomem(pc->ctx);
-    SM_TRY(sm_rw_infer_node(rw, cast));
-    sm_value *m2[2] = {cast->out[0], sv};
-    snprintf(nm, sizeof nm, "%s_rescale", base);
-    sm_node *y = sm_rw_node_new(rw, n->owner, n, SM_OP_Mul,
-                                sm_rw_unique_name(rw, nm), 2, m2, 1, NULL);
-    if (!y)
-        return sm_err_nomem(pc->ctx);
-    SM_TRY(sm_rw_infer_node(rw, y));
-    if (c) {
-        sm_value *a2[2] = {y->out[0], c};
-        snprintf(nm, sizeof nm, "%s_bias", base);
-        y = sm_rw_node_new(rw, n->owner, n, SM_OP_Add,
-                           sm_rw_unique_name(rw, nm), 2, a2, 1, NULL);
-        if (!y)
-            return sm_err_nomem(pc->ctx);
-        SM_TRY(sm_rw_infer_node(rw, y));
-    }
-    SM_TRY(sm_rw_forward(rw, n->out[0], y->out[0]));
-    sm_rw_remove_node(rw, n);
-    pc->stats->removed += 1 + sm_rw_remove_if_dead(rw, da);
-    pc->stats->removed += sm_rw_remove_if_dead(rw, db);
-    pc->stats->changed = 1;
-    return SMELT_OK;
+    return replace_by_rescaled(pc, rw, n, base, mi->out[0], sv, c, da, db);
 }
 
 /* A new constant [1, m, 1, 1] (f32) of values v[0..n) (n 1 or m, one
@@ -212,36 +224,9 @@ static smelt_status visit_conv(sm_pass_ctx *pc, sm_rw *rw, sm_node *n)
     if (!ci || !sm_pat_copy_attrs(ci, n))
         return sm_err_nomem(pc->ctx);
     SM_TRY(sm_rw_infer_node(rw, ci));
-    snprintf(nm, sizeof nm, "%s_cast", base);
-    sm_node *cast =
-        sm_rw_node_new(rw, n->owner, n, SM_OP_Cast, sm_rw_unique_name(rw, nm),
-                       1, &ci->out[0], 1, NULL);
-    if (!cast || !sm_node_set_int(cast, "to", 1)) /* ONNX FLOAT */
-        return sm_err_nomem(pc->ctx);
-    SM_TRY(sm_rw_infer_node(rw, cast));
-    sm_value *m2[2] = {cast->out[0], sv};
-    snprintf(nm, sizeof nm, "%s_rescale", base);
-    sm_node *y = sm_rw_node_new(rw, n->owner, n, SM_OP_Mul,
-                                sm_rw_unique_name(rw, nm), 2, m2, 1, NULL);
-    if (!y)
-        return sm_err_nomem(pc->ctx);
-    SM_TRY(sm_rw_infer_node(rw, y));
-    if (bv) {
-        sm_value *a2[2] = {y->out[0], bv};
-        snprintf(nm, sizeof nm, "%s_bias", base);
-        y = sm_rw_node_new(rw, n->owner, n, SM_OP_Add,
-                           sm_rw_unique_name(rw, nm), 2, a2, 1, NULL);
-        if (!y)
-            return sm_err_nomem(pc->ctx);
-        SM_TRY(sm_rw_infer_node(rw, y));
-    }
-    SM_TRY(sm_rw_forward(rw, n->out[0], y->out[0]));
-    sm_rw_remove_node(rw, n);
-    pc->stats->removed += 1 + sm_rw_remove_if_dead(rw, da);
-    pc->stats->removed += sm_rw_remove_if_dead(rw, db);
+    SM_TRY(replace_by_rescaled(pc, rw, n, base, ci->out[0], sv, bv, da, db));
     if (b)
         sm_rw_drop_const_if_dead(rw, b);
-    pc->stats->changed = 1;
     return SMELT_OK;
 }
 

@@ -40,24 +40,6 @@ smelt_status smelt_quantize_options_init(smelt_quantize_options *o,
     return sm_sized_init(o, struct_size, &d, sizeof d, QUANT_OPTIONS_V1);
 }
 
-/* Whether name is one of the comma-separated names of list. */
-static int listed(const char *list, const char *name)
-{
-    if (!list || !name)
-        return 0;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n))
-            return 1;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
-}
-
 /* A constant f32 value's data, else NULL. */
 static const sm_tensor *const_f32(const sm_value *v)
 {
@@ -376,8 +358,8 @@ smelt_status smelt_graph_quantize(smelt_ctx_t *ctx, smelt_graph_t *g,
          n && st == SMELT_OK;) {
         sm_node *next = sm_rw_next(z.rw, n);
         const char *name = n->name ? n->name : n->out[0]->name;
-        int want =
-            !listed(o.exclude, name) && (!o.only || listed(o.only, name));
+        int want = !sm_str_listed(o.exclude, name) &&
+                   (!o.only || sm_str_listed(o.only, name));
         if (want && (n->op == SM_OP_MatMul || n->op == SM_OP_Gemm))
             st = try_matmul(&z, n);
         else if (want && o.conv && n->op == SM_OP_Conv)
