@@ -313,13 +313,13 @@ const char *smelt_pass_summary(int i);
 
 /* How smelt_graph_quantize rewrites a graph. */
 typedef struct smelt_quantize_options {
-    size_t struct_size;   /* sizeof(smelt_quantize_options), set by
-                             smelt_quantize_options_default */
-    int32_t per_channel;  /* one weight scale per output channel (default
-                             0: one per tensor) */
-    int32_t conv;         /* also Conv, as ConvInteger (default 0) */
-    const char *exclude;  /* node names kept in f32, comma separated */
-    const char *only;     /* NULL: every eligible node; else only these */
+    size_t struct_size;  /* sizeof(smelt_quantize_options), set by
+                            smelt_quantize_options_default */
+    int32_t per_channel; /* one weight scale per output channel (default
+                            0: one per tensor) */
+    int32_t conv;        /* also Conv, as ConvInteger (default 0) */
+    const char *exclude; /* node names kept in f32, comma separated */
+    const char *only;    /* NULL: every eligible node; else only these */
 } smelt_quantize_options;
 
 /* Fills o with the defaults; struct_size is the caller's
@@ -350,13 +350,13 @@ typedef enum smelt_qat_observer {
 
 /* How smelt_graph_quantize_qat inserts fake quantization. */
 typedef struct smelt_qat_options {
-    size_t struct_size;    /* sizeof(smelt_qat_options), set by
-                              smelt_qat_options_default */
-    int32_t per_channel;   /* one weight scale per output channel */
-    int32_t conv;          /* also Conv (default 0: MatMul and Gemm) */
-    const char *exclude;   /* node names left in f32, comma separated */
-    int32_t observer;      /* smelt_qat_observer (default MINMAX) */
-    double percentile;     /* PERCENTILE's, in (50, 100] (default 99.99) */
+    size_t struct_size;  /* sizeof(smelt_qat_options), set by
+                            smelt_qat_options_default */
+    int32_t per_channel; /* one weight scale per output channel */
+    int32_t conv;        /* also Conv (default 0: MatMul and Gemm) */
+    const char *exclude; /* node names left in f32, comma separated */
+    int32_t observer;    /* smelt_qat_observer (default MINMAX) */
+    double percentile;   /* PERCENTILE's, in (50, 100] (default 99.99) */
 } smelt_qat_options;
 
 smelt_status smelt_qat_options_init(smelt_qat_options *o, size_t struct_size);
@@ -823,9 +823,9 @@ typedef enum smelt_buffer_kind {
  * live from the earliest creation to the latest read among them;
  * regions live at the same step never overlap in the arena. */
 typedef struct smelt_plan_buffer_info {
-    size_t struct_size; /* SMELT_STRUCT_INIT(smelt_plan_buffer_info) */
-    const char *name;   /* the value's name; a workspace's step's node */
-    int32_t kind;       /* smelt_buffer_kind */
+    size_t struct_size;  /* SMELT_STRUCT_INIT(smelt_plan_buffer_info) */
+    const char *name;    /* the value's name; a workspace's step's node */
+    int32_t kind;        /* smelt_buffer_kind */
     int32_t first, last; /* steps; -1 for weights and inputs no step reads */
     int32_t shares;
     int64_t offset; /* ARENA and WORKSPACE: bytes into the arena, else -1 */

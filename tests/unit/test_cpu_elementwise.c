@@ -122,9 +122,9 @@ static void test_compare(void **state)
         const int64_t *b;
         unsigned seed_b;
     } cs[] = {
-        {2, D(5, 37), 2, D(5, 37), 2},  {2, D(5, 37), 2, D(5, 37), 1},
-        {2, D(5, 37), 0, NULL, 2},      {0, NULL, 2, D(3, 17), 2},
-        {2, D(9, 1), 2, D(1, 23), 2},   {4, D(2, 6, 5, 7), 4, D(1, 6, 1, 1), 2},
+        {2, D(5, 37), 2, D(5, 37), 2}, {2, D(5, 37), 2, D(5, 37), 1},
+        {2, D(5, 37), 0, NULL, 2},     {0, NULL, 2, D(3, 17), 2},
+        {2, D(9, 1), 2, D(1, 23), 2},  {4, D(2, 6, 5, 7), 4, D(1, 6, 1, 1), 2},
         {1, D(70000), 1, D(70000), 2},
     };
     sm_op ops[4] = {SM_OP_Greater, SM_OP_Less, SM_OP_GreaterOrEqual,
@@ -136,10 +136,10 @@ static void test_compare(void **state)
         for (size_t c = 0; c < N_OF(cs); c++) {
             sm_tensor *a = ck_rand(cs[c].ra, cs[c].a, 1);
             ((float *)a->data)[0] = NAN;
-            CK_CHECK(ops[o], 2,
-                     ((sm_tensor *[]){a,
-                                      ck_rand(cs[c].rb, cs[c].b, cs[c].seed_b)}),
-                     1, NO_ATTRS, ks[o], 0, 0, 0);
+            CK_CHECK(
+                ops[o], 2,
+                ((sm_tensor *[]){a, ck_rand(cs[c].rb, cs[c].b, cs[c].seed_b)}),
+                1, NO_ATTRS, ks[o], 0, 0, 0);
         }
 }
 

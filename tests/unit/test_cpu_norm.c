@@ -81,23 +81,24 @@ static void test_batchnorm(void **state)
         int r;
         const int64_t *x;
         int64_t c;
-    } cs[] = {{4, D(3, 5, 7, 9), 5}, {2, D(6, 11), 11}, {3, D(1, 4, 33), 4},
+    } cs[] = {{4, D(3, 5, 7, 9), 5},
+              {2, D(6, 11), 11},
+              {3, D(1, 4, 33), 4},
               {4, D(8, 16, 16, 16), 16}};
     for (size_t i = 0; i < N_OF(cs); i++)
         for (int train = 0; train < 2; train++) {
             sm_tensor *var = ck_rand(1, (int64_t[]){cs[i].c}, 25);
             for (int64_t k = 0; k < var->numel; k++)
                 ((float *)var->data)[k] = fabsf(((float *)var->data)[k]) + 0.5f;
-            CK_CHECK(SM_OP_BatchNormalization, 5,
-                     ((sm_tensor *[]){ck_rand(cs[i].r, cs[i].x, 21),
-                                      ck_rand(1, (int64_t[]){cs[i].c}, 22),
-                                      ck_rand(1, (int64_t[]){cs[i].c}, 23),
-                                      ck_rand(1, (int64_t[]){cs[i].c}, 24),
-                                      var}),
-                     train ? 3 : 1,
-                     ATTRS(A_INT("training_mode", train),
-                           A_FLOAT("momentum", 0.8)),
-                     CK_ONE(batchnorm), 0, 2e-6, 2e-5);
+            CK_CHECK(
+                SM_OP_BatchNormalization, 5,
+                ((sm_tensor *[]){ck_rand(cs[i].r, cs[i].x, 21),
+                                 ck_rand(1, (int64_t[]){cs[i].c}, 22),
+                                 ck_rand(1, (int64_t[]){cs[i].c}, 23),
+                                 ck_rand(1, (int64_t[]){cs[i].c}, 24), var}),
+                train ? 3 : 1,
+                ATTRS(A_INT("training_mode", train), A_FLOAT("momentum", 0.8)),
+                CK_ONE(batchnorm), 0, 2e-6, 2e-5);
         }
 }
 

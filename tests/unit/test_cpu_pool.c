@@ -68,11 +68,10 @@ static void test_maxpool_indices(void **state)
     sm_tensor *in[1] = {nn_tensor(F32, 4, D(1, 1, 4, 4), NULL)};
     sm_tensor *out[2] = {nn_tensor(F32, 4, D(1, 1, 2, 2), NULL),
                          nn_tensor(I64, 4, D(1, 1, 2, 2), NULL)};
-    assert_false(ck_supports(CK_ANY(maxpool_indices), SM_OP_MaxPool, 1, in, 2,
-                             out,
-                             ATTRS(A_INTS("kernel_shape", 2, 2),
-                                   A_INTS("strides", 2, 2),
-                                   A_INT("storage_order", 1))));
+    assert_false(
+        ck_supports(CK_ANY(maxpool_indices), SM_OP_MaxPool, 1, in, 2, out,
+                    ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("strides", 2, 2),
+                          A_INT("storage_order", 1))));
     sm_tensor_free(in[0]);
     sm_tensor_free(out[0]);
     sm_tensor_free(out[1]);

@@ -27,17 +27,17 @@ static void test_scatterelements(void **state)
             int64_t x[3] = {4, 5, 6}, u[3] = {3, 4, 5};
             u[axis] = 7;
             CK_CHECK(SM_OP_ScatterElements, 3,
-                     ((sm_tensor *[]){ck_rand(3, x, 1),
-                                      idx(I64, 3, u, x[axis]),
+                     ((sm_tensor *[]){ck_rand(3, x, 1), idx(I64, 3, u, x[axis]),
                                       ck_rand(3, u, 2)}),
                      1, ATTRS(A_INT("axis", axis), A_STR("reduction", rs)),
                      CK_ONE(scatterelements), 0, EXACT);
         }
-        CK_CHECK(SM_OP_ScatterElements, 3,
-                 ((sm_tensor *[]){ck_rand(1, D(300), 3), idx(I32, 1, D(500), 300),
-                                  ck_rand(1, D(500), 4)}),
-                 1, ATTRS(A_STR("reduction", rs)), CK_ONE(scatterelements), 0,
-                 EXACT);
+        CK_CHECK(
+            SM_OP_ScatterElements, 3,
+            ((sm_tensor *[]){ck_rand(1, D(300), 3), idx(I32, 1, D(500), 300),
+                             ck_rand(1, D(500), 4)}),
+            1, ATTRS(A_STR("reduction", rs)), CK_ONE(scatterelements), 0,
+            EXACT);
     }
     /* an index out of range: the reference's error */
     sm_tensor *in[3] = {ck_rand(1, D(4), 5), nn_tensor(I64, 1, D(1), V(4)),
@@ -53,9 +53,9 @@ static void test_scatterelements(void **state)
                    .out = &out,
                    .ctx = ctx};
     sm_cpu_config cfg = {0};
-    assert_int_not_equal(sm_cpu_kernel_run(CK_ANY(scatterelements), &ka, &cfg,
-                                           NULL, NULL),
-                         SMELT_OK);
+    assert_int_not_equal(
+        sm_cpu_kernel_run(CK_ANY(scatterelements), &ka, &cfg, NULL, NULL),
+        SMELT_OK);
     assert_non_null(strstr(smelt_ctx_error(ctx), "ScatterElements"));
     smelt_ctx_free(ctx);
     /* reduction mul is the reference's */

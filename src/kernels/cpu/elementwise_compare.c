@@ -18,8 +18,7 @@ enum { CMP_GT, CMP_LT, CMP_GE, CMP_LE };
 int sm_cpu_compare_supports(const sm_kernel_desc *d)
 {
     sm_cpu_loops g = {.n_ops = 2};
-    if (d->n_in != 2 || d->n_out != 1 ||
-        d->in[0].dtype != SMELT_DTYPE_F32 ||
+    if (d->n_in != 2 || d->n_out != 1 || d->in[0].dtype != SMELT_DTYPE_F32 ||
         d->in[1].dtype != SMELT_DTYPE_F32 ||
         d->out[0].dtype != SMELT_DTYPE_BOOL)
         return 0;
@@ -86,8 +85,7 @@ static smelt_status cmp_apply(const sm_kargs *a, sm_threadpool *tp, int op)
     sm_tensor *y = a->out[0];
     cmp_job J = {.op = op, .a = x0->data, .b = x1->data, .y = y->data};
     J.g.n_ops = 2;
-    if (!sm_cpu_bcast_strides(x0->ndim, x0->dims, y->ndim, y->dims,
-                              J.g.s[0]) ||
+    if (!sm_cpu_bcast_strides(x0->ndim, x0->dims, y->ndim, y->dims, J.g.s[0]) ||
         !sm_cpu_bcast_strides(x1->ndim, x1->dims, y->ndim, y->dims, J.g.s[1]))
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: the inputs do not broadcast to the output",

@@ -101,21 +101,20 @@ smelt_status sm_cpu_batchnorm_run(const sm_cpu_ops *ops, const sm_kargs *a,
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "%s: input %d must hold C = %lld values", a->op_name,
                           i, (long long)c);
-    bn_job J = {
-        .n = x->dims[0],
-        .c = c,
-        .inner = inner,
-        .training = sm_attrs_int(&a->attrs, "training_mode", 0) != 0,
-        .eps = sm_attrs_float(&a->attrs, "epsilon", 1e-5),
-        .mom = sm_attrs_float(&a->attrs, "momentum", 0.9),
-        .x = x->data,
-        .scale = a->in[1]->data,
-        .bias = a->in[2]->data,
-        .mean = a->in[3]->data,
-        .var = a->in[4]->data,
-        .y = a->out[0]->data,
-        .run_mean = a->n_out > 1 && a->out[1] ? a->out[1]->data : NULL,
-        .run_var = a->n_out > 2 && a->out[2] ? a->out[2]->data : NULL};
+    bn_job J = {.n = x->dims[0],
+                .c = c,
+                .inner = inner,
+                .training = sm_attrs_int(&a->attrs, "training_mode", 0) != 0,
+                .eps = sm_attrs_float(&a->attrs, "epsilon", 1e-5),
+                .mom = sm_attrs_float(&a->attrs, "momentum", 0.9),
+                .x = x->data,
+                .scale = a->in[1]->data,
+                .bias = a->in[2]->data,
+                .mean = a->in[3]->data,
+                .var = a->in[4]->data,
+                .y = a->out[0]->data,
+                .run_mean = a->n_out > 1 && a->out[1] ? a->out[1]->data : NULL,
+                .run_var = a->n_out > 2 && a->out[2] ? a->out[2]->data : NULL};
     if (sm_threadpool_size(tp) > 1 && c > 1 && x->numel >= 16384)
         sm_parallel_for(tp, c, sm_cpu_chunk(c, tp), bn_channels, &J);
     else

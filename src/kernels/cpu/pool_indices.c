@@ -40,8 +40,7 @@ int sm_cpu_maxpool_indices_supports(const sm_kernel_desc *d)
 
 /* Along dim d at output position o: the kernel taps [*lo, *hi) that read
  * the input (the reference's pool_taps_1d without the padded count). */
-static void taps(const sm_window *w, int d, int64_t o, int64_t *lo,
-                 int64_t *hi)
+static void taps(const sm_window *w, int d, int64_t o, int64_t *lo, int64_t *hi)
 {
     int64_t dl = w->dil[d], k = w->kernel[d];
     int64_t base = o * w->stride[d] - w->pad0[d];

@@ -37,8 +37,7 @@ typedef struct rax_geom {
  * input, or an output of another element count.
  */
 static int rax_analyze(const sm_attrs *at, int xr, const int64_t *xd,
-                       int64_t y_numel, const int64_t *ax, int na,
-                       rax_geom *g)
+                       int64_t y_numel, const int64_t *ax, int na, rax_geom *g)
 {
     int red[SMELT_MAX_DIMS] = {0};
     memset(g, 0, sizeof *g);
@@ -114,9 +113,8 @@ int sm_cpu_reduce_axes_supports(const sm_kernel_desc *d)
         d->out[0].dtype != SMELT_DTYPE_F32)
         return 0;
     int has_in = d->n_in > 1 && d->in[1].present;
-    if (has_in &&
-        (d->in[1].dtype != SMELT_DTYPE_I64 || d->in[1].ndim != 1 ||
-         !d->in[1].is_const))
+    if (has_in && (d->in[1].dtype != SMELT_DTYPE_I64 || d->in[1].ndim != 1 ||
+                   !d->in[1].is_const))
         return 0;
     const int64_t *ax;
     int ok;
@@ -125,8 +123,7 @@ int sm_cpu_reduce_axes_supports(const sm_kernel_desc *d)
     rax_geom g;
     return ok && na <= SMELT_MAX_DIMS &&
            rax_analyze(&d->attrs, d->in[0].ndim, d->in[0].dims,
-                       sm_cpu_prod(d->out[0].ndim, d->out[0].dims), ax, na,
-                       &g);
+                       sm_cpu_prod(d->out[0].ndim, d->out[0].dims), ax, na, &g);
 }
 
 typedef struct rax_job {
@@ -175,9 +172,8 @@ static void rax_units(void *arg, int64_t begin, int64_t end, int tid)
         if (inner_red) {
             float acc = 0;
             for (int64_t q = 0; q < J->n_red; q++) {
-                float v = J->ops->reduce(J->kind, J->x + xo +
-                                                      rax_red_offset(J, q),
-                                         L);
+                float v = J->ops->reduce(J->kind,
+                                         J->x + xo + rax_red_offset(J, q), L);
                 if (q == 0 || J->kind == SM_RED_SUM)
                     acc = q == 0 ? v : acc + v;
                 else if (J->kind == SM_RED_MAX)

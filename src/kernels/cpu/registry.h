@@ -71,7 +71,7 @@ typedef struct sm_kernel_operand {
     smelt_dtype dtype;
     int ndim;
     int64_t dims[SMELT_MAX_DIMS];
-    int is_const; /* inputs: a constant (weight) known at compile time */
+    int is_const;     /* inputs: a constant (weight) known at compile time */
     const void *data; /* is_const: its bytes (read-only; axes, shapes) */
 } sm_kernel_operand;
 
