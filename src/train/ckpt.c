@@ -1,12 +1,12 @@
 /*
- * ckpt.c - the checkpoint of a training run (format in
- * docs/TRAINING.md): one file, DIR/checkpoint.smck, holding
- * where the run stands (epoch, position, step, RNG state, a fingerprint
- * of the set-up) and every parameter and optimizer state, closed by a
- * checksum. It is replaced atomically: written to a temporary file in the
- * same folder, fsync'ed, renamed over the old one, and the folder
- * fsync'ed, so a crash at any moment leaves the old checkpoint or the new
- * one, never a mix.
+ * ckpt.c - the checkpoint of a training run (format in docs/AUTOGRAD.md,
+ * "smelt train and its checkpoints"): one file, DIR/checkpoint.smck,
+ * holding where the run stands (epoch, position, step, RNG state, a
+ * fingerprint of the set-up) and every parameter and optimizer state,
+ * closed by a checksum. It is replaced atomically: written to a
+ * temporary file in the same folder, fsync'ed, renamed over the old one,
+ * and the folder fsync'ed, so a crash at any moment leaves the old
+ * checkpoint or the new one, never a mix.
  */
 #include <errno.h>
 #include <fcntl.h>

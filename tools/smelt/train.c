@@ -68,6 +68,7 @@ typedef struct cli_train_run {
     smelt_trainer_t *tr;
     int64_t log_every, kill_at;
     meter m;
+    int fresh; /* the meter starts at the next step (an epoch's first) */
     int json, profile;
     double setup_ms;
     double *step_ms;
@@ -327,11 +328,14 @@ static int on_progress(void *user, const smelt_train_progress *p)
         }
         printf("\n");
         fflush(stdout);
-        r->m = (meter){.t0 = now_s()};
+        r->fresh = 1;
         return 0;
     }
     record_step(r, p->seconds * 1e3);
     meter *m = &r->m;
+    if (r->fresh) /* from this step's start: not the last epoch's end */
+        *m = (meter){.t0 = now_s() - p->seconds};
+    r->fresh = 0;
     m->loss_sum += p->loss;
     m->ok += p->correct;
     m->judged += p->judged;
@@ -390,7 +394,7 @@ static int train(cli_train_run *r)
         return 1;
     const char *kill_env = getenv("SMELT_TRAIN_KILL_AT_STEP");
     r->kill_at = kill_env ? atoll(kill_env) : -1;
-    r->m = (meter){.t0 = now_s()};
+    r->fresh = 1;
     if (smelt_trainer_run(r->ctx, r->tr) != SMELT_OK)
         return fail(r);
     const char *path = r->a->str[CLI_OPT_save];
