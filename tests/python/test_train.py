@@ -173,6 +173,36 @@ def test_ctrl_c_keeps_the_checkpoint(tmp_path):
         assert weights(done)[n].tobytes() == w.tobytes(), n
 
 
+def test_ctrl_c_from_another_thread(tmp_path):
+    # SIGINT sent while the run goes on (the GIL released): it lands at a
+    # step boundary or inside a step, KeyboardInterrupt is raised, and
+    # the checkpoint left resumes to the uninterrupted run's weights
+    import threading
+    model, x, y, kw = resume_setup(tmp_path)
+    kw["epochs"] = 200
+    full, _ = smelt.train(model, x, y, checkpoint=tmp_path / "A", **kw)
+    threads = []
+
+    def at_step(p):
+        # the signal lands wherever the main thread is by then: this
+        # callback, a step (polled), or the next step's boundary
+        if p["event"] == "step" and p["step"] == 5:
+            th = threading.Thread(
+                target=lambda: os.kill(os.getpid(), signal.SIGINT))
+            threads.append(th)
+            th.start()
+
+    with pytest.raises(KeyboardInterrupt):
+        smelt.train(model, x, y, checkpoint=tmp_path / "D",
+                    progress=at_step, **kw)
+    threads[0].join()
+    done, h = smelt.train(model, x, y, checkpoint=tmp_path / "D",
+                          resume=True, **kw)
+    assert h.resumed == 1 and h.step == 1200 and len(h) < 1200
+    for n, w in weights(full).items():
+        assert weights(done)[n].tobytes() == w.tobytes(), n
+
+
 def test_resume_without_a_checkpoint_starts_at_step_0(tmp_path):
     model, x, y, kw = resume_setup(tmp_path)
     kw["epochs"] = 1
