@@ -186,7 +186,7 @@ def test_ctrl_c_from_another_thread(tmp_path):
     def at_step(p):
         # the signal lands wherever the main thread is by then: this
         # callback, a step (polled), or the next step's boundary
-        if p["event"] == "step" and p["step"] == 5:
+        if p["event"] == "step" and p["step"] == 25:  # after a checkpoint
             th = threading.Thread(
                 target=lambda: os.kill(os.getpid(), signal.SIGINT))
             threads.append(th)
