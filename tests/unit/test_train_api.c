@@ -536,6 +536,19 @@ static void test_errors(void **state)
     smelt_train_info i = SMELT_STRUCT_INIT(smelt_train_info);
     assert_int_not_equal(smelt_trainer_get_info(NULL, &i), SMELT_OK);
     assert_int_not_equal(smelt_trainer_get_info(NULL, NULL), SMELT_OK);
+    smelt_train_info tiny = {.struct_size = 3};
+    assert_int_equal(smelt_trainer_get_info(NULL, &tiny),
+                     SMELT_ERR_INVALID_ARG);
+    /* options of an older or newer caller: the init fills only its size */
+    unsigned char opts[sizeof(smelt_train_options) + 16];
+    memset(opts, 0xA5, sizeof opts);
+    assert_int_equal(smelt_train_options_init((smelt_train_options *)opts,
+                                              sizeof(smelt_train_options)),
+                     SMELT_OK);
+    assert_int_equal(opts[sizeof(smelt_train_options)], 0xA5);
+    assert_int_equal(((smelt_train_options *)opts)->batch_size, 32);
+    assert_int_equal(smelt_train_options_init((smelt_train_options *)opts, 2),
+                     SMELT_ERR_INVALID_ARG);
     assert_int_not_equal(smelt_trainer_write_weights(ctx, NULL, m), SMELT_OK);
     assert_null(smelt_trainer_plan(NULL));
     assert_null(smelt_trainer_session(NULL));
