@@ -604,6 +604,148 @@ int smelt_graph_optim_param_output(const smelt_graph_t *g, int i);
 int smelt_graph_optim_state_input(const smelt_graph_t *g, int i, int k);
 int smelt_graph_optim_state_output(const smelt_graph_t *g, int i, int k);
 
+/* ---- the training loop (docs/TRAINING.md) ------------------------------ */
+
+/* What `smelt train` does, as a library call: the training step (loss,
+ * backward pass, optimizer update) built and compiled once for the batch
+ * size, then run over seeded epochs with a learning-rate schedule,
+ * validation, atomic checkpoints and a bit-exact resume. */
+typedef struct smelt_trainer smelt_trainer_t;
+typedef struct smelt_plan smelt_plan_t;       /* below, "plans" */
+typedef struct smelt_session smelt_session_t; /* below, "sessions" */
+
+typedef enum smelt_lr_schedule {
+    SMELT_SCHEDULE_CONSTANT = 0, /* the peak lr after the warm-up */
+    SMELT_SCHEDULE_COSINE = 1    /* a cosine decay to 0 at the last step */
+} smelt_lr_schedule;
+
+typedef enum smelt_train_event {
+    SMELT_TRAIN_STEP = 0, /* a step ran (and its checkpoint, if due) */
+    SMELT_TRAIN_EPOCH = 1 /* an epoch ended and was validated */
+} smelt_train_event;
+
+/* What the callback is told; struct_size is the library's. Accuracy
+ * counts are of rows (cross_entropy: argmax) or elements
+ * (bce_with_logits: sign); judged is 0 for mse. */
+typedef struct smelt_train_progress {
+    size_t struct_size;
+    int32_t event;           /* smelt_train_event */
+    int64_t epoch, epochs;   /* this epoch (from 0) and how many in all */
+    int64_t batch;           /* STEP: batches of this epoch done */
+    int64_t steps_per_epoch; /* full batches an epoch */
+    int64_t step;            /* steps done in all (a resumed run's too) */
+    int64_t total_steps;     /* epochs * steps_per_epoch */
+    int64_t samples;         /* STEP: the batch size; EPOCH: samples run */
+    int64_t steps;           /* 1, or EPOCH: the epoch's steps run */
+    double loss;             /* STEP: its loss; EPOCH: the mean of its
+                                steps' (0 when none ran in this run) */
+    int64_t correct, judged; /* the step's or the epoch's */
+    double seconds;          /* STEP: the step's run; EPOCH: its steps' */
+    double lr;               /* STEP: the learning rate it ran with */
+    int64_t n_val;           /* EPOCH: validation samples (0: none) */
+    double val_loss;         /* EPOCH: mean loss over them */
+    int64_t val_correct, val_judged;
+    int64_t checkpoint_step; /* the last checkpoint's step (-1: none) */
+} smelt_train_progress;
+
+/* Nonzero from the callback stops the run at this boundary. */
+typedef int (*smelt_train_callback)(void *user, const smelt_train_progress *p);
+
+/* Options of smelt_trainer_create; fill with smelt_train_options_default.
+ * Strings are copied. */
+typedef struct smelt_train_options {
+    size_t struct_size; /* sizeof(smelt_train_options), set by the macro */
+    const char *loss;   /* "mse" (default), "cross_entropy",
+                           "bce_with_logits" (smelt_graph_add_loss) */
+    const smelt_optim_options *optim; /* NULL: plain SGD */
+    double lr;                        /* peak learning rate (default 1e-3) */
+    int64_t warmup;                   /* linear warm-up steps (0) */
+    int32_t schedule;                 /* smelt_lr_schedule (constant) */
+    int64_t epochs;                   /* default 1 */
+    int64_t batch_size;               /* default 32; a last partial batch of an
+                                         epoch is dropped */
+    uint64_t seed;                    /* the split and every epoch's order */
+    int32_t shuffle;                  /* default 1; 0: each epoch in order */
+    double val_fraction;              /* held out, in [0, 1) (default 0) */
+    const char *freeze;               /* comma-separated fnmatch globs of
+                                         initializers not trained (NULL: none) */
+    int32_t threads;                  /* of the compiled step (default 1) */
+    int64_t memory_budget;            /* smelt_plan_options's (0: none) */
+    const char *checkpoint_dir;       /* NULL: no checkpoints */
+    int64_t checkpoint_every;         /* also every N steps (0: epoch ends) */
+    int32_t resume;                   /* start from checkpoint_dir's checkpoint
+                                         when there is one */
+    smelt_train_callback callback;    /* after each step and epoch, or NULL */
+    void *user;                       /* callback's first argument */
+} smelt_train_options;
+
+smelt_status smelt_train_options_init(smelt_train_options *o,
+                                      size_t struct_size);
+#define smelt_train_options_default(o)                                         \
+    smelt_train_options_init((o), sizeof(smelt_train_options))
+
+/* Where a trainer stands, and its history; the arrays stay valid until
+ * the next smelt_trainer_run or smelt_trainer_free. */
+typedef struct smelt_train_info {
+    size_t struct_size; /* SMELT_STRUCT_INIT(smelt_train_info) */
+    int32_t n_params;   /* initializers trained */
+    int64_t n_weights;  /* their elements */
+    int32_t n_states;   /* optimizer states per parameter */
+    int64_t n_train, n_val, steps_per_epoch, dropped, total_steps;
+    int64_t step;         /* steps done in all */
+    int64_t epoch, batch; /* the next step's epoch (from 0) and batch */
+    int32_t finished;     /* every epoch done */
+    int32_t cancelled;    /* the last run stopped by the callback or the
+                             ctx's cancel hook */
+    int32_t resumed;      /* 1: from a checkpoint; -1: resume asked but
+                             no checkpoint yet; 0: not asked */
+    int64_t resumed_step, resumed_epoch, resumed_batch;
+    int64_t checkpoint_step; /* the last checkpoint written or read (-1) */
+    /* every step run by this trainer: loss, accuracy (NaN: not judged) */
+    int64_t n_steps_run;
+    const double *step_loss, *step_accuracy;
+    /* every epoch ended by this trainer: mean training loss, accuracy,
+     * validation loss and accuracy (NaN: none), samples per second */
+    int64_t n_epochs_run;
+    const double *epoch_loss, *epoch_accuracy, *val_loss, *val_accuracy;
+    const double *samples_per_s;
+    const int64_t *val_index; /* the held-out samples, n_val of them */
+} smelt_train_info;
+
+/* Builds the training step for model (not modified) and compiles it:
+ * every floating-point initializer not frozen is trained. inputs[i] holds
+ * model input i's samples along dim 0, target one per sample (checked
+ * with smelt_loss_check_target; int32 classes are widened). The tensors
+ * are read, not copied, and must live as long as the trainer. With
+ * resume, the checkpoint is read here. One-line errors name what is
+ * wrong: no weights to train, a target or input that does not fit, a
+ * batch larger than the training set, a checkpoint of another set-up. */
+smelt_status smelt_trainer_create(smelt_ctx_t *ctx, const smelt_graph_t *model,
+                                  const smelt_tensor_t *const *inputs,
+                                  int n_inputs, const smelt_tensor_t *target,
+                                  const smelt_train_options *opt,
+                                  smelt_trainer_t **out);
+/* Runs the remaining steps: each epoch's order, each full batch through
+ * the compiled step, validation and checkpoints (every checkpoint_every
+ * steps and at each epoch's end, written atomically). A NaN or infinite
+ * loss stops with SMELT_ERR_RUNTIME naming the step, the last checkpoint
+ * kept. The callback returning nonzero, or the ctx's cancel hook, stops
+ * at a step boundary with SMELT_ERR_LIMIT ("cancelled"), the weights
+ * those of the last step completed and the checkpoints intact; calling
+ * run again continues from there. */
+smelt_status smelt_trainer_run(smelt_ctx_t *ctx, smelt_trainer_t *t);
+smelt_status smelt_trainer_get_info(const smelt_trainer_t *t,
+                                    smelt_train_info *out);
+/* Writes the current trained weights into g's initializers of the same
+ * names (g: the model or a clone of it). */
+smelt_status smelt_trainer_write_weights(smelt_ctx_t *ctx,
+                                         const smelt_trainer_t *t,
+                                         smelt_graph_t *g);
+/* The compiled step and the session that runs it (profiling). */
+const smelt_plan_t *smelt_trainer_plan(const smelt_trainer_t *t);
+smelt_session_t *smelt_trainer_session(smelt_trainer_t *t);
+void smelt_trainer_free(smelt_trainer_t *t);
+
 /* Initializers (the top block's constants): how many, name and dtype of
  * the i-th, a copy of its data (*out owned by the caller), and its data
  * replaced by t's (same dtype and shape, else SMELT_ERR_SHAPE). */

@@ -3,7 +3,7 @@
 #   setup-deps.sh build   what building Smelt and `make demo` need
 #   setup-deps.sh test    that, plus what the test suite needs (PyTorch,
 #                         ONNX's Python package, the Python package's
-#                         build and pytest, clang and its libFuzzer
+#                         build, pytest and pandas, clang and its libFuzzer
 #                         runtime, Chromium for the report's browser
 #                         test: several hundred MB)
 # As root it runs apt-get; otherwise it prints the command to run and stops.
@@ -13,7 +13,7 @@ BUILD="build-essential cmake pkg-config libcmocka-dev graphviz
 libprotobuf-c-dev protobuf-c-compiler libonnx-dev"
 TEST="clang-14 clang libclang-rt-14-dev
 python3 python3-numpy python3-torch python3-torchvision python3-onnx
-python3-dev python3-setuptools python3-pytest python3-sklearn
+python3-dev python3-setuptools python3-pytest python3-sklearn python3-pandas
 chromium"
 
 case "${1:-test}" in

@@ -113,4 +113,7 @@ PyObject *smx_set_initializer(smx_model *self, PyObject *args,
                               PyObject *kwargs);
 PyObject *smx_bind_dims(smx_model *self, PyObject *args);
 
+/* train.c: Model._train, smelt.train's C side (smelt_trainer_*) */
+PyObject *smx_train(smx_model *self, PyObject *args, PyObject *kwargs);
+
 #endif

@@ -19,7 +19,8 @@ from . import _smelt
 from ._smelt import Error, Session
 
 __all__ = ["Error", "Model", "Plan", "Session", "Tensor", "load", "script",
-           "from_torch", "check", "grad", "quantize", "train", "passes"]
+           "from_torch", "check", "grad", "quantize", "train", "History",
+           "passes"]
 __version__ = _smelt.__version__
 
 
@@ -364,16 +365,71 @@ def quantize(model, per_channel=False, conv=False, exclude=None, only=None):
 _OPTIMIZERS = {"sgd": 0, "adam": 1, "adamw": 2}
 
 
-def _lr_at(step, total, lr, warmup, cosine):
-    """The learning rate of 0-based step `step`, as smelt train sets it:
-    a linear warm-up over `warmup` steps, then constant or a cosine decay
-    to 0 at the end of the run."""
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    if not cosine or total <= warmup:
-        return lr
-    return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup)
-                                    / (total - warmup)))
+class History(list):
+    """What smelt.train ran: the list of every step's loss, with the rest
+    as attributes. steps: one dict per step (step, epoch, loss, accuracy:
+    NaN for mse); epochs: one dict per epoch (epoch, loss, accuracy,
+    val_loss, val_accuracy: NaN without validation, samples_per_s);
+    val_losses; val_index (the held-out samples); step and total_steps
+    (where the run stands); cancelled (stopped by the progress callback);
+    resumed (1: from the checkpoint, -1: asked but none yet, 0: not
+    asked); checkpoint_step (the last checkpoint, -1: none)."""
+
+    def __init__(self, h, first_epoch):
+        super().__init__(h["step_loss"])
+        spe = max(1, h["steps_per_epoch"])
+        first = h["step"] - len(h["step_loss"])
+        self.steps = [{"step": first + i + 1, "epoch": (first + i) // spe,
+                       "loss": v, "accuracy": a}
+                      for i, (v, a) in enumerate(zip(h["step_loss"],
+                                                     h["step_accuracy"]))]
+        self.epochs = [{"epoch": first_epoch + i, "loss": v[0],
+                        "accuracy": v[1], "val_loss": v[2],
+                        "val_accuracy": v[3], "samples_per_s": v[4]}
+                       for i, v in enumerate(zip(
+                           h["epoch_loss"], h["epoch_accuracy"],
+                           h["val_loss"], h["val_accuracy"],
+                           h["samples_per_s"]))]
+        self.val_losses = list(h["val_loss"]) if h["val_index"] else []
+        self.val_index = h["val_index"]
+        for k in ("step", "total_steps", "cancelled", "resumed",
+                  "checkpoint_step", "n_params", "n_weights"):
+            setattr(self, k, h[k])
+        self.cancelled = bool(self.cancelled)
+
+
+def _printer(log_every):
+    """A progress callback printing smelt train's plain lines: one every
+    log_every steps and at each epoch's last, and one per epoch."""
+    meter = {"loss": 0.0, "n": 0, "ok": 0, "judged": 0}
+
+    def show(p):
+        if p["event"] == "epoch":
+            line = "epoch %d/%d: train loss %.6g" % (
+                p["epoch"] + 1, p["epochs"], p["loss"])
+            if p["judged"]:
+                line += " acc %.2f%%" % (100.0 * p["accuracy"])
+            if "val_loss" in p:
+                line += ", val loss %.6g" % p["val_loss"]
+                if not math.isnan(p["val_accuracy"]):
+                    line += " acc %.2f%%" % (100.0 * p["val_accuracy"])
+            print(line, flush=True)
+            return False
+        meter["loss"] += p["loss"]
+        meter["n"] += 1
+        meter["ok"] += p["correct"]
+        meter["judged"] += p["judged"]
+        if p["step"] % log_every == 0 or p["batch"] == p["steps_per_epoch"]:
+            line = "epoch %d/%d  step %d/%d  loss %.6g" % (
+                p["epoch"] + 1, p["epochs"], p["step"], p["total_steps"],
+                meter["loss"] / meter["n"])
+            if meter["judged"]:
+                line += "  acc %.2f%%" % (100.0 * meter["ok"]
+                                           / meter["judged"])
+            print(line, flush=True)
+            meter.update(loss=0.0, n=0, ok=0, judged=0)
+        return False
+    return show
 
 
 def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
@@ -381,24 +437,28 @@ def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
           beta2=0.999, eps=1e-8, clip_norm=0.0, warmup=0,
           schedule="constant", epochs=1, batch_size=32, seed=0,
           shuffle=True, freeze=None, threads=1, cast=False,
-          val_fraction=0.0):
-    """smelt train from Python: appends the loss (mse, cross_entropy or
-    bce_with_logits) to the model's first output, differentiates it, adds
-    the optimizer's update (sgd, adam or adamw; torch.optim's formulas),
-    compiles the whole step once for `batch_size` samples and runs it on
-    every full batch of each epoch (order shuffled with numpy's
-    default_rng(seed), a last partial batch dropped). The graph building
-    and every step run in the C library; this loop only feeds batches and
-    carries the weights and optimizer state from one step to the next.
+          val_fraction=0.0, checkpoint=None, checkpoint_every=0,
+          resume=False, memory_budget=0, progress=False, log_every=10):
+    """smelt train from Python, through the same library call
+    (smelt_trainer_*, docs/TRAINING.md): the loss (mse, cross_entropy or
+    bce_with_logits) appended to the model's first output, differentiated,
+    the optimizer's update added (sgd, adam or adamw; torch.optim's
+    formulas), the whole step compiled once for `batch_size` samples and
+    run on every full batch of each epoch (the order drawn from `seed`
+    unless shuffle=False; a last partial batch dropped), with a learning
+    rate schedule (warmup steps, then constant or cosine), a held-out
+    val_fraction evaluated after each epoch, and checkpoints in the
+    folder `checkpoint` (every checkpoint_every steps and at each epoch's
+    end) that resume=True continues from bit-exactly. The same options
+    and seed give the same weights as `smelt train`.
 
     inputs: an array (or a list, one per model input) of samples along
-    dim 0; target: one per sample. With val_fraction, that fraction of
-    the samples (drawn with the seed) is held out and the loss on it
-    computed after each epoch, with the weights of that moment, into the
-    trained model's `val_losses`. Returns (a trained copy of the model,
-    the loss of every step)."""
-    import fnmatch
-
+    dim 0; target: one per sample. progress: True prints smelt train's
+    lines; a callable gets a dict per step and per epoch and stops the
+    run (at that step, the checkpoints intact) by returning True. The GIL
+    is released while steps run; Ctrl-C raises KeyboardInterrupt at the
+    next step. Returns (a trained copy of the model, a History: the loss
+    of every step run, with per-epoch figures as attributes)."""
     import numpy as np
 
     if schedule not in ("constant", "cosine"):
@@ -410,82 +470,47 @@ def train(model, inputs, target, loss="mse", optimizer="sgd", lr=1e-3,
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     xs = [np.asarray(x) for x in xs]
     y = np.asarray(target)
-    n = len(y)
-    if any(len(x) != n for x in xs):
+    n = len(y) if y.ndim else 0
+    if any(x.ndim == 0 or len(x) != n for x in xs):
         raise ValueError("inputs and target hold different sample counts")
     if not 0.0 <= val_fraction < 1.0:
         raise ValueError("val_fraction %r: in [0, 1)" % (val_fraction,))
-    rng = np.random.default_rng(seed)
-    val = None
-    n_val = int(round(n * val_fraction))
-    if n_val:
-        split = rng.permutation(n)
-        val = ([x[split[:n_val]] for x in xs], y[split[:n_val]])
-        xs = [x[split[n_val:]] for x in xs]
-        y = y[split[n_val:]]
-        n -= n_val
-    if batch_size < 1 or n < batch_size:
+    n_train = n - int(val_fraction * n + 0.5)
+    if batch_size < 1 or n_train < batch_size:
         raise ValueError("batch_size %d: the data holds %d training samples"
-                         % (batch_size, n))
-    pats = [p for p in (_names(freeze) or "").split(",") if p]
-    names = [nm for nm, dt in model.initializers
-             if dt in ("f32", "f64")
-             and not any(fnmatch.fnmatchcase(nm, p) for p in pats)]
-    if not names:
-        raise Error("train: no floating-point initializer to train")
-    dims = {}
-    for name, _, shape in model.inputs:
-        if shape and isinstance(shape[0], str):
-            dims[shape[0]] = batch_size
-    bound = model.bind_dims(dims) if dims else model.clone()
-    wd = -1.0 if weight_decay is None else float(weight_decay)
-    step_g = bound._add_loss(loss).grad(
-        wrt=names, params_as_inputs=True)._add_optimizer(
-        _OPTIMIZERS[optimizer], momentum, nesterov, wd, beta1, beta2, eps,
-        clip_norm)
-    roles = step_g._optim_roles()
-    plan = step_g.compile(threads=threads)
-    sess = plan.session()
-    n_in = len(step_g.inputs)
-    feed = [None] * n_in
-    for i, (pin, _, states) in enumerate(roles["params"]):
-        feed[pin] = model.get_initializer(names[i])
-        for sin, _ in states:
-            feed[sin] = np.zeros_like(feed[pin])
-    evaluator = model._add_loss(loss) if val is not None else None
-    val_losses = []
-    per_epoch = n // batch_size
-    total = per_epoch * epochs
-    losses = []
-    for epoch in range(epochs):
-        order = rng.permutation(n) if shuffle else np.arange(n)
-        for b in range(per_epoch):
-            idx = order[b * batch_size:(b + 1) * batch_size]
-            for i, x in enumerate(xs):
-                feed[i] = x[idx]
-            feed[len(xs)] = y[idx]
-            k = len(losses)
-            feed[roles["lr"]] = np.array(
-                _lr_at(k, total, lr, warmup, schedule == "cosine"),
-                np.float64)
-            feed[roles["step"]] = np.array(k + 1, np.float64)
-            outs = sess(*feed, cast=cast)
-            value = float(outs[0])
-            if not math.isfinite(value):
-                raise Error("train: the loss is %s at step %d" % (value, k + 1))
-            losses.append(value)
-            for pin, pout, states in roles["params"]:
-                feed[pin] = outs[pout]
-                for sin, sout in states:
-                    feed[sin] = outs[sout]
-        if evaluator is not None:
-            for i, (pin, _, _) in enumerate(roles["params"]):
-                evaluator.set_initializer(names[i], feed[pin])
-            out = evaluator(*val[0], val[1], cast=cast)
-            val_losses.append(float(out[0] if isinstance(out, tuple)
-                                    else out))
-    trained = model.clone()
-    for i, (pin, _, _) in enumerate(roles["params"]):
-        trained.set_initializer(names[i], feed[pin])
-    trained.val_losses = val_losses
-    return trained, losses
+                         % (batch_size, n_train))
+    if cast and model.outputs:
+        if loss == "cross_entropy":
+            if y.dtype not in (np.int32, np.int64):
+                y = y.astype(np.int64)
+        else:
+            out_dt = {"f32": np.float32, "f64": np.float64}.get(
+                model.outputs[0][1])
+            if out_dt is not None and y.dtype != out_dt:
+                y = y.astype(out_dt)
+    if progress is True:
+        callback = _printer(max(1, log_every))
+    elif callable(progress):
+        callback = progress
+    elif progress in (False, None):
+        callback = None
+    else:
+        raise TypeError("progress: a bool or a callable, not %r"
+                        % (progress,))
+    trained, h = model._train(
+        xs, y, loss=loss, optimizer=_OPTIMIZERS[optimizer],
+        momentum=momentum, nesterov=nesterov,
+        weight_decay=-1.0 if weight_decay is None else float(weight_decay),
+        beta1=beta1, beta2=beta2, eps=eps, clip_norm=clip_norm, lr=lr,
+        warmup=warmup, cosine=schedule == "cosine", epochs=epochs,
+        batch_size=batch_size, seed=seed, shuffle=shuffle,
+        val_fraction=val_fraction, freeze=_names(freeze), threads=threads,
+        memory_budget=memory_budget,
+        checkpoint=None if checkpoint is None else os.fspath(checkpoint),
+        checkpoint_every=checkpoint_every, resume=resume, cast=cast,
+        callback=callback)
+    first_epoch = (h["step"] // max(1, h["steps_per_epoch"])
+                   - len(h["epoch_loss"])) if h["epoch_loss"] else 0
+    history = History(h, first_epoch)
+    trained.val_losses = history.val_losses
+    return trained, history

@@ -6,7 +6,9 @@
 #
 # autograd (src/autograd/) is a graph-to-graph transform beside the
 # passes: it includes the IR and the passes, and nothing but the public
-# API reaches it.
+# API reaches it. train (src/train/, the training loop) sits on top of
+# the public API like a tool: it includes only core/ (the allocator hook,
+# errors, sized structs) and calls the rest through smelt.h.
 #
 # Data flows left to right; code depends the other way. Each stage
 # includes the IR and the stages whose output it consumes, never a later
@@ -35,6 +37,7 @@ allowed() {
     autograd) echo "core kernels ir passes autograd" ;;
     plan) echo "core kernels ir plan" ;;
     runtime) echo "core kernels ir plan runtime" ;;
+    train) echo "core train" ;;
     *) echo "" ;; # tools, examples: smelt.h only
     esac
 }
@@ -53,7 +56,7 @@ while IFS= read -r hit; do
     target=${header%%/*}
     [ "$target" = "$header" ] && continue # its own folder, or smelt.h
     case $target in
-    core | kernels | ir | frontends | passes | autograd | plan | runtime) ;;
+    core | kernels | ir | frontends | passes | autograd | plan | runtime | train) ;;
     *) continue ;; # a header of its own subfolder
     esac
     from=$(printf '%s\n' "$file" | cut -d/ -f1)

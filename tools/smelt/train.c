@@ -1,23 +1,23 @@
 /*
  * train.c - `smelt train MODEL --input NAME=X.npy --target Y.npy ...`
- * (docs/CLI.md, docs/AUTOGRAD.md "Training"): builds the training step
- * as one graph (the model, the loss, the backward pass and the
- * optimizer's update), compiles it once into a plan for the batch size,
- * and feeds it batches; parameters and optimizer states live in two
- * buffers each, swapped after every step, so steps allocate nothing.
- * The set-up and the graphs are here; the loop, validation, progress and
- * checkpoints are in train_loop.c.
+ * (docs/CLI.md, docs/TRAINING.md): a thin caller of the library's
+ * trainer (smelt_trainer_*, src/train/): it reads the options and the
+ * .npy files, prints the trainer's progress from its callback (a line
+ * every --log-every steps, a summary per epoch), saves the trained model,
+ * and with --json and --profile times the steps.
  */
-#include <fnmatch.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "check_util.h"
+#include "args.h"
 #include "cli.h"
 #include "inputs.h"
-#include "train_run.h"
+#include "prof.h"
 
 void cli_train_help(FILE *out)
 {
@@ -42,168 +42,73 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Prints "smelt train: <ctx error>" and returns 1. */
-static int fail(trainer *t)
+/* How many of a run's first steps --json and --profile leave out: the
+ * first touches the arena's pages and the kernels' workspaces, so it
+ * times the set-up as much as the step. */
+#define TRAIN_TIMING_SKIP 2
+
+/* The running figures of one progress line. */
+typedef struct meter {
+    double loss_sum, t0;
+    int64_t steps, ok, judged, samples;
+} meter;
+
+/* The CLI's side of a run: its options, the data it read, the trainer,
+ * the progress meter, and the timings of --json and --profile (each
+ * step's time in ms, and with --profile the plan steps' times of every
+ * step but the first TRAIN_TIMING_SKIP, each a run of the profiler). */
+typedef struct cli_train_run {
+    smelt_ctx_t *ctx;
+    cli_args *a;
+    smelt_train_options o;
+    smelt_optim_options oo;
+    smelt_graph_t *model;
+    smelt_tensor_t **x, *y;
+    int n_x;
+    smelt_trainer_t *tr;
+    int64_t log_every, kill_at;
+    meter m;
+    int fresh; /* the meter starts at the next step (an epoch's first) */
+    int json, profile;
+    double setup_ms;
+    double *step_ms;
+    int64_t n_step_ms, cap_step_ms;
+    cli_prof prof;
+    int prof_runs;
+} cli_train_run;
+
+/* Prints "smelt train: <ctx error>" with the library's names of options
+ * given as the CLI's flags, and returns 1. */
+static int fail(cli_train_run *r)
 {
-    fprintf(stderr, "smelt train: %s\n", smelt_ctx_error(t->ctx));
+    static const char *const names[][2] = {{"resume: ", "--resume: "},
+                                           {"freeze '", "--freeze '"},
+                                           {"batch_size ", "--batch-size "}};
+    const char *msg = smelt_ctx_error(r->ctx);
+    fprintf(stderr, "smelt train: ");
+    while (*msg) {
+        size_t i = 0, n = sizeof names / sizeof *names;
+        while (i < n && strncmp(msg, names[i][0], strlen(names[i][0])))
+            i++;
+        if (i < n) {
+            fputs(names[i][1], stderr);
+            msg += strlen(names[i][0]);
+        } else {
+            fputc(*msg++, stderr);
+        }
+    }
+    fputc('\n', stderr);
     return 1;
-}
-
-/* Whether name matches one of the comma-separated globs of pats. */
-static int frozen(const char *pats, const char *name)
-{
-    if (!pats)
-        return 0;
-    char buf[1024];
-    const char *p = pats;
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        if (n < sizeof buf) {
-            memcpy(buf, p, n);
-            buf[n] = 0;
-            if (n && fnmatch(buf, name, 0) == 0)
-                return 1;
-        }
-        p += n + (p[n] == ',');
-    }
-    return 0;
-}
-
-static int is_float(smelt_dtype dt)
-{
-    return dt == SMELT_DTYPE_F32 || dt == SMELT_DTYPE_F64;
-}
-
-/* The initializers to train: every f32/f64 one --freeze spares. */
-static int pick_params(trainer *t)
-{
-    const smelt_graph_t *m = t->model;
-    int n = smelt_graph_num_initializers(m), floats = 0;
-    t->names = calloc((size_t)(n > 0 ? n : 1), sizeof *t->names);
-    if (!t->names)
-        return 1;
-    for (int i = 0; i < n; i++) {
-        if (!is_float(smelt_graph_initializer_dtype(m, i)))
-            continue;
-        floats++;
-        const char *nm = smelt_graph_initializer_name(m, i);
-        if (!frozen(t->a->str[CLI_OPT_freeze], nm))
-            t->names[t->np++] = nm;
-    }
-    if (t->np)
-        return 0;
-    if (floats)
-        fprintf(stderr,
-                "smelt train: --freeze '%s' freezes every floating-point "
-                "initializer of the model: nothing to train\n",
-                t->a->str[CLI_OPT_freeze]);
-    else
-        fprintf(stderr, "smelt train: the model has no floating-point "
-                        "initializers to train\n");
-    return 1;
-}
-
-/* Loads the inputs and the target, checks they agree with the model and
- * with each other, and splits the samples. */
-static int load_data(trainer *t)
-{
-    train_data *d = &t->d;
-    d->n_x = smelt_graph_num_inputs(t->model);
-    d->x = calloc((size_t)(d->n_x > 0 ? d->n_x : 1), sizeof *d->x);
-    if (!d->x)
-        return 1;
-    cli_input_rule rule = {.random = 0, .dim_default = -1};
-    if (cli_bind_inputs(t->ctx, t->a, t->model, &rule, d->x))
-        return 1;
-    if (!t->a->str[CLI_OPT_target]) {
-        fprintf(stderr, "smelt train: no --target Y.npy given\n");
-        return 1;
-    }
-    if (smelt_npy_load(t->ctx, t->a->str[CLI_OPT_target], &d->y) != SMELT_OK) {
-        fprintf(stderr, "smelt train: target: %s\n", smelt_ctx_error(t->ctx));
-        return 1;
-    }
-    if (!strcmp(t->loss, "cross_entropy") &&
-        smelt_tensor_dtype(d->y) == SMELT_DTYPE_I32) {
-        /* numpy's int on some platforms: widen to the int64 classes */
-        smelt_tensor_t *w = NULL;
-        int nd = smelt_tensor_ndim(d->y);
-        int64_t dims[SMELT_MAX_DIMS];
-        for (int i = 0; i < nd; i++)
-            dims[i] = smelt_tensor_dim(d->y, i);
-        if (smelt_tensor_init(t->ctx, SMELT_DTYPE_I64, nd, dims, &w) !=
-            SMELT_OK)
-            return fail(t);
-        const int32_t *s = smelt_tensor_data(d->y);
-        int64_t *o = smelt_tensor_data(w);
-        for (int64_t i = 0; i < smelt_tensor_numel(w); i++)
-            o[i] = s[i];
-        smelt_tensor_free(d->y);
-        d->y = w;
-    }
-    if (smelt_loss_check_target(t->ctx, t->model, t->loss, d->y) != SMELT_OK)
-        return fail(t);
-    d->n = smelt_tensor_ndim(d->y) > 0 ? smelt_tensor_dim(d->y, 0) : 0;
-    for (int i = 0; i < d->n_x; i++) {
-        const char *nm = smelt_graph_input_name(t->model, i);
-        int nd = smelt_graph_input_ndim(t->model, i);
-        if (smelt_tensor_ndim(d->x[i]) < 1 ||
-            smelt_tensor_dim(d->x[i], 0) != d->n) {
-            fprintf(stderr,
-                    "smelt train: input '%s' has %lld samples (dim 0), the "
-                    "target %lld\n",
-                    nm,
-                    (long long)(smelt_tensor_ndim(d->x[i])
-                                    ? smelt_tensor_dim(d->x[i], 0)
-                                    : 0),
-                    (long long)d->n);
-            return 1;
-        }
-        if (nd >= 0 && nd != smelt_tensor_ndim(d->x[i])) {
-            fprintf(stderr,
-                    "smelt train: input '%s' has rank %d in the model, %d in "
-                    "its file\n",
-                    nm, nd, smelt_tensor_ndim(d->x[i]));
-            return 1;
-        }
-        for (int a = 1; a < nd; a++) {
-            int64_t want = smelt_graph_input_dim(t->model, i, a);
-            if (want >= 0 && want != smelt_tensor_dim(d->x[i], a)) {
-                fprintf(stderr,
-                        "smelt train: input '%s' dim %d is %lld in the "
-                        "model, %lld in its file\n",
-                        nm, a, (long long)want,
-                        (long long)smelt_tensor_dim(d->x[i], a));
-                return 1;
-            }
-        }
-        int64_t b0 = nd > 0 ? smelt_graph_input_dim(t->model, i, 0) : -1;
-        if (b0 >= 0 && b0 != t->batch) {
-            fprintf(stderr,
-                    "smelt train: input '%s' has a fixed batch of %lld; "
-                    "--batch-size must be %lld\n",
-                    nm, (long long)b0, (long long)b0);
-            return 1;
-        }
-    }
-    if (train_data_split(d, cli_real(t->a, CLI_OPT_val_fraction, 0), t->seed))
-        return 1;
-    if (d->n_train < t->batch) {
-        fprintf(stderr,
-                "smelt train: --batch-size %lld is more than the %lld "
-                "training samples\n",
-                (long long)t->batch, (long long)d->n_train);
-        return 1;
-    }
-    return 0;
 }
 
 /* The optimizer's options from the command line. */
-static int optim_options(trainer *t, smelt_optim_options *o)
+static int optim_options(cli_train_run *r)
 {
+    smelt_optim_options *o = &r->oo;
+    cli_args *a = r->a;
     smelt_optim_options_default(o);
     const char *k =
-        t->a->str[CLI_OPT_optimizer] ? t->a->str[CLI_OPT_optimizer] : "sgd";
+        a->str[CLI_OPT_optimizer] ? a->str[CLI_OPT_optimizer] : "sgd";
     if (!strcmp(k, "sgd"))
         o->kind = SMELT_OPTIM_SGD;
     else if (!strcmp(k, "adam"))
@@ -213,322 +118,326 @@ static int optim_options(trainer *t, smelt_optim_options *o)
     else
         return cli_usage_error("train",
                                "--optimizer %s: not sgd, adam or adamw", k);
-    o->momentum = cli_real(t->a, CLI_OPT_momentum, 0);
-    o->nesterov = t->a->given[CLI_OPT_nesterov] > 0;
-    o->weight_decay = cli_real(t->a, CLI_OPT_weight_decay,
+    o->momentum = cli_real(a, CLI_OPT_momentum, 0);
+    o->nesterov = a->given[CLI_OPT_nesterov] > 0;
+    o->weight_decay = cli_real(a, CLI_OPT_weight_decay,
                                o->kind == SMELT_OPTIM_ADAMW ? 0.01 : 0);
-    o->clip_norm = cli_real(t->a, CLI_OPT_clip_norm, 0);
+    o->clip_norm = cli_real(a, CLI_OPT_clip_norm, 0);
     if (o->kind != SMELT_OPTIM_SGD &&
-        (t->a->given[CLI_OPT_momentum] || t->a->given[CLI_OPT_nesterov]))
+        (a->given[CLI_OPT_momentum] || a->given[CLI_OPT_nesterov]))
         return cli_usage_error("train", "--momentum and --nesterov are SGD's");
-    t->optim_kind = o->kind;
+    r->o.optim = o;
     return 0;
 }
 
-/* The model with its symbolic batch dims bound to the batch size (the
- * backward rules need sizes), in *out. */
-static int bind_batch(trainer *t, smelt_graph_t **out)
+/* Reads the options that shape the run into the trainer's options. */
+static int read_options(cli_train_run *r)
 {
-    if (smelt_graph_clone(t->ctx, t->model, out) != SMELT_OK)
-        return fail(t);
-    char dims[1024] = "";
-    size_t k = 0;
-    for (int i = 0; i < smelt_graph_num_inputs(t->model); i++) {
-        const char *sym = smelt_graph_input_dim_name(t->model, i, 0);
-        if (smelt_graph_input_dim(t->model, i, 0) >= 0)
-            continue;
-        if (!sym) {
-            fprintf(stderr,
-                    "smelt train: input '%s' has an unknown dim 0 without a "
-                    "name; the batch dim must be fixed or named\n",
-                    smelt_graph_input_name(t->model, i));
-            return 1;
-        }
-        k += (size_t)snprintf(dims + k, k < sizeof dims ? sizeof dims - k : 0,
-                              "%s%s=%lld", k ? "," : "", sym,
-                              (long long)t->batch);
-    }
-    if (k >= sizeof dims) {
-        fprintf(stderr, "smelt train: too many batch dims\n");
-        return 1;
-    }
-    if (k && smelt_graph_bind_dims(t->ctx, *out, dims) != SMELT_OK)
-        return fail(t);
-    return 0;
-}
-
-/* The training step (on the model bound to the batch size) and the
- * evaluation graph (symbolic: it also runs a last partial batch). */
-static int build_graphs(trainer *t, const smelt_optim_options *o)
-{
-    smelt_graph_t *mb = NULL, *l = NULL, *j = NULL, *le = NULL;
-    if (bind_batch(t, &mb)) {
-        smelt_graph_free(mb);
-        return 1;
-    }
-    smelt_grad_options go;
-    smelt_grad_options_default(&go);
-    go.wrt = t->names;
-    go.n_wrt = t->np;
-    go.params_as_inputs = 1;
-    int rc = 0;
-    if (smelt_graph_add_loss(t->ctx, mb, t->loss, &l) != SMELT_OK ||
-        smelt_graph_grad(t->ctx, l, &go, &j) != SMELT_OK ||
-        smelt_graph_add_optimizer(t->ctx, j, o, &t->step_g) != SMELT_OK ||
-        smelt_graph_add_loss(t->ctx, t->model, t->loss, &le) != SMELT_OK ||
-        smelt_graph_lift_initializers(t->ctx, le, t->names, t->np,
-                                      &t->eval_g) != SMELT_OK)
-        rc = fail(t);
-    smelt_graph_free(mb);
-    smelt_graph_free(l);
-    smelt_graph_free(j);
-    smelt_graph_free(le);
-    return rc;
-}
-
-/* A tensor of src's dtype and shape with dim 0 set to rows (zeros). */
-static smelt_tensor_t *rows_like(trainer *t, const smelt_tensor_t *src,
-                                 int64_t rows)
-{
-    int nd = smelt_tensor_ndim(src);
-    int64_t dims[SMELT_MAX_DIMS];
-    for (int i = 0; i < nd; i++)
-        dims[i] = smelt_tensor_dim(src, i);
-    if (nd > 0 && rows >= 0)
-        dims[0] = rows;
-    smelt_tensor_t *o = NULL;
-    if (smelt_tensor_init(t->ctx, smelt_tensor_dtype(src), nd, dims, &o) !=
-        SMELT_OK)
-        return NULL;
-    memset(smelt_tensor_data(o), 0,
-           (size_t)smelt_tensor_numel(o) *
-               train_dtype_size(smelt_tensor_dtype(o)));
-    return o;
-}
-
-/* The step's input buffers (a batch, the weights, zero states, lr and
- * step), the plan compiled for them, and its output buffers. */
-static int compile_step(trainer *t)
-{
-    smelt_graph_t *s = t->step_g;
-    t->n_in = smelt_graph_num_inputs(s);
-    t->n_out = smelt_graph_num_outputs(s);
-    t->in = calloc((size_t)t->n_in, sizeof *t->in);
-    t->out = calloc((size_t)t->n_out, sizeof *t->out);
-    if (!t->in || !t->out)
-        return 1;
-    for (int i = 0; i < t->d.n_x; i++)
-        if (!(t->in[i] = rows_like(t, t->d.x[i], t->batch)))
-            return fail(t);
-    if (!(t->in[t->d.n_x] = rows_like(t, t->d.y, t->batch)))
-        return fail(t);
-    t->ns = smelt_graph_optim_num_states(s);
-    for (int i = 0; i < t->np; i++) {
-        int pi = smelt_graph_optim_param_input(s, i);
-        if (smelt_graph_initializer_get(t->ctx, t->model, t->names[i],
-                                        &t->in[pi]) != SMELT_OK)
-            return fail(t);
-        for (int k = 0; k < t->ns; k++)
-            if (!(t->in[smelt_graph_optim_state_input(s, i, k)] =
-                      rows_like(t, t->in[pi], -1)))
-                return fail(t);
-    }
-    int64_t none[1] = {0};
-    if (smelt_tensor_init(t->ctx, SMELT_DTYPE_F64, 0, none,
-                          &t->in[smelt_graph_optim_lr_input(s)]) != SMELT_OK ||
-        smelt_tensor_init(t->ctx, SMELT_DTYPE_F64, 0, none,
-                          &t->in[smelt_graph_optim_step_input(s)]) != SMELT_OK)
-        return fail(t);
-    smelt_plan_options po;
-    smelt_plan_options_default(&po);
-    po.threads = (int32_t)cli_num(t->a, CLI_OPT_threads, 1);
-    po.inputs = t->in;
-    po.n_inputs = t->n_in;
-    po.memory_budget = cli_num(t->a, CLI_OPT_memory_budget, 0);
-    if (smelt_plan_compile(t->ctx, s, &po, &t->plan) != SMELT_OK ||
-        smelt_session_init(t->ctx, t->plan, &t->sess) != SMELT_OK)
-        return fail(t);
-    for (int i = 0; i < t->n_out; i++) {
-        int nd = smelt_plan_output_ndim(t->plan, i);
-        int64_t dims[SMELT_MAX_DIMS];
-        for (int a = 0; a < nd; a++)
-            dims[a] = smelt_plan_output_dim(t->plan, i, a);
-        if (smelt_tensor_init(t->ctx, smelt_plan_output_dtype(t->plan, i), nd,
-                              dims, &t->out[i]) != SMELT_OK)
-            return fail(t);
-    }
-    return 0;
-}
-
-/* The fingerprint of the set-up a checkpoint must share. */
-static uint64_t fingerprint(const trainer *t)
-{
-    uint64_t h = train_fnv(TRAIN_FNV_INIT, t->loss, strlen(t->loss) + 1);
-    int64_t v[5] = {t->optim_kind, t->batch, (int64_t)t->seed, t->d.n,
-                    t->d.n_val};
-    h = train_fnv(h, v, sizeof v);
-    for (int i = 0; i < t->n_ck; i++) {
-        h = train_fnv(h, t->ck_names[i], strlen(t->ck_names[i]) + 1);
-        smelt_tensor_t *x = t->in[t->ck_in[i]];
-        int64_t shape[SMELT_MAX_DIMS + 2] = {smelt_tensor_dtype(x),
-                                             smelt_tensor_ndim(x)};
-        for (int a = 0; a < smelt_tensor_ndim(x); a++)
-            shape[2 + a] = smelt_tensor_dim(x, a);
-        h = train_fnv(h, shape, sizeof shape);
-    }
-    return h;
-}
-
-/* The checkpointed tensors: each parameter, then its states, named
- * PARAM and PARAM.STATE. */
-static int checkpoint_names(trainer *t)
-{
-    smelt_graph_t *s = t->step_g;
-    t->n_ck = t->np * (1 + t->ns);
-    t->ck_names = calloc((size_t)t->n_ck, sizeof *t->ck_names);
-    t->ck_in = calloc((size_t)t->n_ck, sizeof *t->ck_in);
-    t->ck_out = calloc((size_t)t->n_ck, sizeof *t->ck_out);
-    if (!t->ck_names || !t->ck_in || !t->ck_out)
-        return 1;
-    int c = 0;
-    for (int i = 0; i < t->np; i++) {
-        t->ck_in[c] = smelt_graph_optim_param_input(s, i);
-        t->ck_out[c] = smelt_graph_optim_param_output(s, i);
-        t->ck_names[c] = strdup(smelt_graph_input_name(s, t->ck_in[c]));
-        c++;
-        for (int k = 0; k < t->ns; k++) {
-            t->ck_in[c] = smelt_graph_optim_state_input(s, i, k);
-            t->ck_out[c] = smelt_graph_optim_state_output(s, i, k);
-            t->ck_names[c] = strdup(smelt_graph_input_name(s, t->ck_in[c]));
-            c++;
-        }
-    }
-    for (int i = 0; i < t->n_ck; i++)
-        if (!t->ck_names[i])
-            return 1;
-    t->fingerprint = fingerprint(t);
-    return 0;
-}
-
-/* Writes the trained weights into the model and saves it as ONNX. */
-static int save_model(trainer *t)
-{
-    const char *path = t->a->str[CLI_OPT_save];
-    if (!path)
-        return 0;
-    for (int i = 0; i < t->np; i++)
-        if (smelt_graph_initializer_set(
-                t->ctx, t->model, t->names[i],
-                t->in[smelt_graph_optim_param_input(t->step_g, i)]) != SMELT_OK)
-            return fail(t);
-    if (smelt_onnx_save(t->ctx, t->model, path) != SMELT_OK)
-        return fail(t);
-    printf("saved %s\n", path);
-    return 0;
-}
-
-static void trainer_free(trainer *t)
-{
-    for (int i = 0; t->in && i < t->n_in; i++)
-        smelt_tensor_free(t->in[i]);
-    for (int i = 0; t->out && i < t->n_out; i++)
-        smelt_tensor_free(t->out[i]);
-    free(t->in);
-    free(t->out);
-    for (int i = 0; t->ck_names && i < t->n_ck; i++)
-        free(t->ck_names[i]);
-    free(t->ck_names);
-    free(t->ck_in);
-    free(t->ck_out);
-    free(t->names);
-    free(t->step_ms);
-    cli_prof_free(&t->prof);
-    smelt_session_free(t->sess);
-    smelt_plan_free(t->plan);
-    smelt_graph_free(t->step_g);
-    smelt_graph_free(t->eval_g);
-    smelt_graph_free(t->model);
-    train_data_free(&t->d);
-}
-
-/* Reads the options that shape the run. */
-static int read_options(trainer *t)
-{
-    cli_args *a = t->a;
-    t->loss = a->str[CLI_OPT_loss] ? a->str[CLI_OPT_loss] : "mse";
-    if (strcmp(t->loss, "mse") && strcmp(t->loss, "cross_entropy") &&
-        strcmp(t->loss, "bce_with_logits"))
+    cli_args *a = r->a;
+    smelt_train_options *o = &r->o;
+    smelt_train_options_default(o);
+    o->loss = a->str[CLI_OPT_loss] ? a->str[CLI_OPT_loss] : "mse";
+    if (strcmp(o->loss, "mse") && strcmp(o->loss, "cross_entropy") &&
+        strcmp(o->loss, "bce_with_logits"))
         return cli_usage_error("train",
                                "--loss %s: not mse, cross_entropy or "
                                "bce_with_logits",
-                               t->loss);
+                               o->loss);
     const char *sch =
         a->str[CLI_OPT_schedule] ? a->str[CLI_OPT_schedule] : "constant";
     if (strcmp(sch, "constant") && strcmp(sch, "cosine"))
         return cli_usage_error("train", "--schedule %s: not constant or cosine",
                                sch);
-    t->cosine = !strcmp(sch, "cosine");
-    t->lr = cli_real(a, CLI_OPT_lr, 1e-3);
-    t->warmup = cli_num(a, CLI_OPT_train_warmup, 0);
-    t->epochs = cli_num(a, CLI_OPT_epochs, 1);
-    t->batch = cli_num(a, CLI_OPT_batch_size, 32);
-    t->seed = (uint64_t)cli_num(a, CLI_OPT_train_seed, 0);
-    t->log_every = cli_num(a, CLI_OPT_log_every, 10);
-    t->ckpt_every = cli_num(a, CLI_OPT_checkpoint_every, 0);
-    t->ckpt_dir = a->str[CLI_OPT_checkpoint];
-    t->json = a->given[CLI_OPT_json] > 0;
-    t->profile = a->given[CLI_OPT_profile] > 0;
-    if (a->given[CLI_OPT_resume] && !t->ckpt_dir)
+    o->schedule =
+        strcmp(sch, "cosine") ? SMELT_SCHEDULE_CONSTANT : SMELT_SCHEDULE_COSINE;
+    o->lr = cli_real(a, CLI_OPT_lr, 1e-3);
+    o->warmup = cli_num(a, CLI_OPT_train_warmup, 0);
+    o->epochs = cli_num(a, CLI_OPT_epochs, 1);
+    o->batch_size = cli_num(a, CLI_OPT_batch_size, 32);
+    o->seed = (uint64_t)cli_num(a, CLI_OPT_train_seed, 0);
+    o->val_fraction = cli_real(a, CLI_OPT_val_fraction, 0);
+    o->freeze = a->str[CLI_OPT_freeze];
+    o->threads = (int32_t)cli_num(a, CLI_OPT_threads, 1);
+    o->memory_budget = cli_num(a, CLI_OPT_memory_budget, 0);
+    o->checkpoint_every = cli_num(a, CLI_OPT_checkpoint_every, 0);
+    o->checkpoint_dir = a->str[CLI_OPT_checkpoint];
+    o->resume = a->given[CLI_OPT_resume] > 0;
+    r->log_every = cli_num(a, CLI_OPT_log_every, 10);
+    r->json = a->given[CLI_OPT_json] > 0;
+    r->profile = a->given[CLI_OPT_profile] > 0;
+    if (o->resume && !o->checkpoint_dir)
         return cli_usage_error("train", "--resume needs --checkpoint DIR");
-    if (a->given[CLI_OPT_checkpoint_every] && !t->ckpt_dir)
+    if (a->given[CLI_OPT_checkpoint_every] && !o->checkpoint_dir)
         return cli_usage_error("train",
                                "--checkpoint-every needs --checkpoint DIR");
+    return optim_options(r);
+}
+
+/* Loads the inputs and the target (the trainer checks them). */
+static int load_data(cli_train_run *r)
+{
+    r->n_x = smelt_graph_num_inputs(r->model);
+    r->x = calloc((size_t)(r->n_x > 0 ? r->n_x : 1), sizeof *r->x);
+    if (!r->x)
+        return 1;
+    cli_input_rule rule = {.random = 0, .dim_default = -1};
+    if (cli_bind_inputs(r->ctx, r->a, r->model, &rule, r->x))
+        return 1;
+    if (!r->a->str[CLI_OPT_target]) {
+        fprintf(stderr, "smelt train: no --target Y.npy given\n");
+        return 1;
+    }
+    if (smelt_npy_load(r->ctx, r->a->str[CLI_OPT_target], &r->y) != SMELT_OK) {
+        fprintf(stderr, "smelt train: target: %s\n", smelt_ctx_error(r->ctx));
+        return 1;
+    }
+    return 0;
+}
+
+/* Keeps the time of the step that just ran, and with --profile its plan
+ * steps' times as one run of the profiler (from step TRAIN_TIMING_SKIP). */
+static void record_step(cli_train_run *r, double ms)
+{
+    if (!r->step_ms || r->n_step_ms >= r->cap_step_ms)
+        return;
+    int64_t k = r->n_step_ms++;
+    r->step_ms[k] = ms;
+    if (!r->profile || k < TRAIN_TIMING_SKIP || r->prof_runs >= r->prof.runs)
+        return;
+    int i = r->prof_runs++, n = r->prof.n_steps;
+    r->prof.lat[i] = ms;
+    smelt_session_t *s = smelt_trainer_session(r->tr);
+    for (int j = 0; j < n; j++) {
+        size_t at = (size_t)i * (size_t)n + (size_t)j;
+        smelt_session_step_time(s, j, &r->prof.t0[at], &r->prof.t1[at]);
+    }
+}
+
+/* The buffers of --json and --profile for a run of `steps` steps. */
+static int timing_init(cli_train_run *r, int64_t steps)
+{
+    if (!r->json && !r->profile)
+        return 0;
+    r->cap_step_ms = steps > 0 ? steps : 1;
+    r->step_ms = calloc((size_t)r->cap_step_ms, sizeof *r->step_ms);
+    if (!r->step_ms)
+        return 1;
+    if (!r->profile)
+        return 0;
+    int64_t runs = steps > TRAIN_TIMING_SKIP ? steps - TRAIN_TIMING_SKIP : 1;
+    if (cli_prof_init(&r->prof, runs > 1000000 ? 1000000 : (int)runs,
+                      smelt_plan_num_steps(smelt_trainer_plan(r->tr)), 1))
+        return 1;
+    smelt_session_set_profiling(smelt_trainer_session(r->tr), 1);
+    return 0;
+}
+
+static int cmp_ms(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* --profile's table and --json's line of step times. */
+static void report_timing(const cli_train_run *r)
+{
+    if (!r->step_ms)
+        return;
+    /* the timed steps: all but the first TRAIN_TIMING_SKIP when more */
+    int64_t skip = r->n_step_ms > TRAIN_TIMING_SKIP ? TRAIN_TIMING_SKIP : 0;
+    int64_t n = r->n_step_ms - skip;
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return;
+    double med = 0, mn = 0, mean = 0;
+    if (n > 0) {
+        memcpy(v, r->step_ms + skip, (size_t)n * sizeof *v);
+        qsort(v, (size_t)n, sizeof *v, cmp_ms);
+        med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        mn = v[0];
+        for (int64_t i = 0; i < n; i++)
+            mean += v[i] / (double)n;
+    }
+    free(v);
+    const smelt_plan_t *plan = smelt_trainer_plan(r->tr);
+    if (r->profile && r->prof_runs) {
+        cli_prof pr = r->prof;
+        pr.runs = r->prof_runs; /* the steps profiled */
+        cli_prof_print(stdout, plan, &pr, 1, 0, 0, 0);
+    }
+    if (!r->json)
+        return;
+    smelt_plan_stats ps = SMELT_STRUCT_INIT(smelt_plan_stats);
+    smelt_plan_get_stats(plan, &ps);
+    printf("{\"step_median_ms\":%.4f,\"step_min_ms\":%.4f,"
+           "\"step_mean_ms\":%.4f,\"steps_timed\":%lld,\"batch\":%lld,"
+           "\"threads\":%d,\"setup_ms\":%.1f,\"arena_bytes\":%lld,"
+           "\"plan_steps\":%d,\"ref_steps\":%d,\"recomputed\":%d,"
+           "\"peak_rss_mib\":%.1f}\n",
+           med, mn, mean, (long long)n, (long long)r->o.batch_size, ps.threads,
+           r->setup_ms, (long long)ps.arena_bytes, ps.steps, ps.ref_steps,
+           ps.recomputed, (double)cli_peak_rss() / (1024.0 * 1024.0));
+    fflush(stdout);
+}
+
+/* A progress line (on a terminal, redrawn in place) with the meter's
+ * figures since the last one. */
+static void progress_line(cli_train_run *r, const smelt_train_progress *p,
+                          int end_of_line)
+{
+    meter *m = &r->m;
+    int tty = isatty(STDOUT_FILENO);
+    char line[256];
+    double dt = now_s() - m->t0;
+    int k = snprintf(line, sizeof line,
+                     "epoch %lld/%lld  step %lld/%lld  loss %.6g",
+                     (long long)p->epoch + 1, (long long)p->epochs,
+                     (long long)p->step, (long long)p->total_steps,
+                     m->steps ? m->loss_sum / (double)m->steps : 0.0);
+    if (m->judged && k > 0 && (size_t)k < sizeof line)
+        k += snprintf(line + k, sizeof line - (size_t)k, "  acc %.2f%%",
+                      100.0 * (double)m->ok / (double)m->judged);
+    if (k > 0 && (size_t)k < sizeof line)
+        snprintf(line + k, sizeof line - (size_t)k, "  %.0f samples/s",
+                 dt > 0 ? (double)m->samples / dt : 0.0);
+    if (tty)
+        printf("\r%s\033[K%s", line, end_of_line ? "\n" : "");
+    else
+        printf("%s\n", line);
+    fflush(stdout);
+    *m = (meter){.t0 = now_s()};
+}
+
+/* The trainer's callback: a progress line every --log-every steps and
+ * at each epoch's last, the epoch's summary, the timings; and the crash
+ * of the checkpoint test (SMELT_TRAIN_KILL_AT_STEP). */
+static int on_progress(void *user, const smelt_train_progress *p)
+{
+    cli_train_run *r = user;
+    if (p->event == SMELT_TRAIN_EPOCH) {
+        printf("epoch %lld/%lld: train loss %.6g", (long long)p->epoch + 1,
+               (long long)p->epochs, p->loss);
+        if (p->judged)
+            printf(" acc %.2f%%",
+                   100.0 * (double)p->correct / (double)p->judged);
+        if (p->n_val) {
+            printf(", val loss %.6g", p->val_loss);
+            if (p->val_judged)
+                printf(" acc %.2f%%",
+                       100.0 * (double)p->val_correct / (double)p->val_judged);
+        }
+        printf("\n");
+        fflush(stdout);
+        r->fresh = 1;
+        return 0;
+    }
+    record_step(r, p->seconds * 1e3);
+    meter *m = &r->m;
+    if (r->fresh) /* from this step's start: not the last epoch's end */
+        *m = (meter){.t0 = now_s() - p->seconds};
+    r->fresh = 0;
+    m->loss_sum += p->loss;
+    m->ok += p->correct;
+    m->judged += p->judged;
+    m->steps++;
+    m->samples += p->samples;
+    int last = p->batch == p->steps_per_epoch;
+    if (p->step % r->log_every == 0 || last)
+        progress_line(r, p, last);
+    if (p->step == r->kill_at) /* the checkpoint test's crash */
+        raise(SIGKILL);
+    return 0;
+}
+
+/* What the trainer says before its first step: the resume, the data, the
+ * compiled step. */
+static void print_start(const cli_train_run *r)
+{
+    smelt_train_info in = SMELT_STRUCT_INIT(smelt_train_info);
+    smelt_trainer_get_info(r->tr, &in);
+    if (in.resumed < 0)
+        printf("no checkpoint in %s: starting at step 0\n",
+               r->o.checkpoint_dir);
+    else if (in.resumed > 0)
+        printf("resumed from %s/checkpoint.smck at step %lld (epoch %lld, "
+               "batch %lld)\n",
+               r->o.checkpoint_dir, (long long)in.resumed_step,
+               (long long)in.resumed_epoch + 1, (long long)in.resumed_batch);
+    printf("training %d tensors (%lld weights): %lld training samples, %lld "
+           "validation; %lld steps per epoch of %lld (%lld samples dropped)\n",
+           in.n_params, (long long)in.n_weights, (long long)in.n_train,
+           (long long)in.n_val, (long long)in.steps_per_epoch,
+           (long long)r->o.batch_size, (long long)in.dropped);
+    smelt_plan_stats ps = SMELT_STRUCT_INIT(smelt_plan_stats);
+    if (smelt_plan_get_stats(smelt_trainer_plan(r->tr), &ps) == SMELT_OK)
+        printf("the step compiled once: %d plan steps (%d allocating while "
+               "running), arena %.1f KiB, %d values recomputed\n",
+               ps.steps, ps.dynamic_steps, (double)ps.arena_bytes / 1024.0,
+               ps.recomputed);
+}
+
+/* Creates the trainer, runs it, saves the model. */
+static int train(cli_train_run *r)
+{
+    double t0 = now_s();
+    r->o.callback = on_progress;
+    r->o.user = r;
+    if (smelt_trainer_create(r->ctx, r->model,
+                             (const smelt_tensor_t *const *)r->x, r->n_x, r->y,
+                             &r->o, &r->tr) != SMELT_OK)
+        return fail(r);
+    r->setup_ms = (now_s() - t0) * 1e3;
+    print_start(r);
+    smelt_train_info in = SMELT_STRUCT_INIT(smelt_train_info);
+    smelt_trainer_get_info(r->tr, &in);
+    if (timing_init(r, in.total_steps - in.step))
+        return 1;
+    const char *kill_env = getenv("SMELT_TRAIN_KILL_AT_STEP");
+    r->kill_at = kill_env ? atoll(kill_env) : -1;
+    r->fresh = 1;
+    if (smelt_trainer_run(r->ctx, r->tr) != SMELT_OK)
+        return fail(r);
+    const char *path = r->a->str[CLI_OPT_save];
+    if (path) {
+        if (smelt_trainer_write_weights(r->ctx, r->tr, r->model) != SMELT_OK ||
+            smelt_onnx_save(r->ctx, r->model, path) != SMELT_OK)
+            return fail(r);
+        printf("saved %s\n", path);
+    }
+    report_timing(r);
     return 0;
 }
 
 int cli_train(int argc, char **argv)
 {
     cli_args a;
-    trainer t = {0};
-    t.a = &a;
+    cli_train_run r = {.a = &a};
     int rc = cli_args_parse(&a, "train", argc, argv, 1, 1, "MODEL");
     if (rc == 0)
-        rc = read_options(&t);
-    smelt_optim_options oo;
-    if (rc == 0)
-        rc = optim_options(&t, &oo);
+        rc = read_options(&r);
     if (rc) {
         cli_args_free(&a);
         return rc;
     }
-    t.ctx = smelt_ctx_init();
-    if (!t.ctx) {
+    r.ctx = smelt_ctx_init();
+    if (!r.ctx) {
         cli_args_free(&a);
         return 1;
     }
-    double t0 = now_s();
-    rc = cli_load_graph(t.ctx, a.files[0], 1, &t.model);
+    rc = cli_load_graph(r.ctx, a.files[0], 1, &r.model);
     if (rc == 0)
-        rc = pick_params(&t);
+        rc = load_data(&r);
     if (rc == 0)
-        rc = load_data(&t);
-    if (rc == 0)
-        rc = build_graphs(&t, &oo);
-    if (rc == 0)
-        rc = compile_step(&t);
-    if (rc == 0 && checkpoint_names(&t)) {
-        fprintf(stderr, "smelt train: out of memory\n");
-        rc = 1;
-    }
-    t.setup_ms = (now_s() - t0) * 1e3;
-    if (rc == 0)
-        rc = train_run(&t);
-    if (rc == 0)
-        rc = save_model(&t);
-    if (rc == 0)
-        train_report_timing(&t);
-    trainer_free(&t);
-    smelt_ctx_free(t.ctx);
+        rc = train(&r);
+    smelt_trainer_free(r.tr);
+    for (int i = 0; r.x && i < r.n_x; i++)
+        smelt_tensor_free(r.x[i]);
+    free(r.x);
+    smelt_tensor_free(r.y);
+    free(r.step_ms);
+    cli_prof_free(&r.prof);
+    smelt_graph_free(r.model);
+    smelt_ctx_free(r.ctx);
     cli_args_free(&a);
     return rc;
 }

@@ -1,12 +1,12 @@
 /*
- * train_ckpt.c - the checkpoint of `smelt train` (format in
- * docs/AUTOGRAD.md, "Training"): one file, DIR/checkpoint.smck, holding
- * where the run stands (epoch, position, step, RNG state, a fingerprint
- * of the set-up) and every parameter and optimizer state, closed by a
- * checksum. It is replaced atomically: written to a temporary file in the
- * same folder, fsync'ed, renamed over the old one, and the folder
- * fsync'ed, so a crash at any moment leaves the old checkpoint or the new
- * one, never a mix.
+ * ckpt.c - the checkpoint of a training run (format in docs/AUTOGRAD.md,
+ * "smelt train and its checkpoints"): one file, DIR/checkpoint.smck,
+ * holding where the run stands (epoch, position, step, RNG state, a
+ * fingerprint of the set-up) and every parameter and optimizer state,
+ * closed by a checksum. It is replaced atomically: written to a
+ * temporary file in the same folder, fsync'ed, renamed over the old one,
+ * and the folder fsync'ed, so a crash at any moment leaves the old
+ * checkpoint or the new one, never a mix.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "train.h"
+#include "core/alloc.h"
+#include "train/train.h"
 
 #define CKPT_MAGIC "SMELTCK1"
 #define CKPT_FILE "checkpoint.smck"
@@ -58,7 +59,7 @@ static void put(buf *b, const void *p, size_t n)
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->n + n)
             cap *= 2;
-        unsigned char *q = realloc(b->p, cap);
+        unsigned char *q = sm_realloc(b->p, cap);
         if (!q) {
             b->oom = 1;
             return;
@@ -120,7 +121,7 @@ int train_ckpt_write(const char *dir, const train_pos *pos, int n,
     }
     put_u64(&b, train_fnv(TRAIN_FNV_INIT, b.p, b.n));
     if (b.oom) {
-        free(b.p);
+        sm_free(b.p);
         return say(err, err_len, "out of memory");
     }
     char tmp[4096], path[4096];
@@ -129,13 +130,13 @@ int train_ckpt_write(const char *dir, const train_pos *pos, int n,
     mkdir(dir, 0777); /* EEXIST is fine; other failures show at open */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) {
-        free(b.p);
+        sm_free(b.p);
         return say(err, err_len, "cannot create %s: %s", tmp, strerror(errno));
     }
     int bad = write_all(fd, b.p, b.n) || fsync(fd);
     int e = errno;
     bad |= close(fd) != 0;
-    free(b.p);
+    sm_free(b.p);
     if (bad || rename(tmp, path) != 0) {
         e = bad ? e : errno;
         unlink(tmp);
@@ -195,9 +196,9 @@ static unsigned char *slurp(const char *path, size_t *len, int *missing)
     for (;;) {
         if (n == cap) {
             cap = cap ? cap * 2 : 65536;
-            unsigned char *q = realloc(p, cap);
+            unsigned char *q = sm_realloc(p, cap);
             if (!q) {
-                free(p);
+                sm_free(p);
                 fclose(f);
                 return NULL;
             }
@@ -211,7 +212,7 @@ static unsigned char *slurp(const char *path, size_t *len, int *missing)
     int bad = ferror(f);
     fclose(f);
     if (bad) {
-        free(p);
+        sm_free(p);
         return NULL;
     }
     *len = n;
@@ -293,7 +294,7 @@ int train_ckpt_read(const char *dir, train_pos *pos, int n,
                       "optimizer, batch size, seed or split differ)",
                       path);
     }
-    unsigned char *seen = calloc((size_t)(n > 0 ? n : 1), 1);
+    unsigned char *seen = sm_calloc((size_t)(n > 0 ? n : 1), 1);
     if (!bad && !seen)
         bad = say(err, err_len, "out of memory");
     uint64_t count = bad ? 0 : get_u64(&r);
@@ -305,8 +306,8 @@ int train_ckpt_read(const char *dir, train_pos *pos, int n,
     for (int i = 0; !bad && i < n; i++)
         if (!seen[i])
             bad = say(err, err_len, "%s lacks '%s'", path, names[i]);
-    free(seen);
-    free(p);
+    sm_free(seen);
+    sm_free(p);
     if (bad)
         return 1;
     *pos = got;

@@ -1,12 +1,13 @@
 /*
- * train_data.c - the samples of `smelt train`: the split into training
- * and validation sets, the seeded shuffle of each epoch, and gathering a
+ * data.c - the samples of a training run: the split into training and
+ * validation sets, the seeded shuffle of each epoch, and gathering a
  * batch's rows into the step's input buffers.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "train.h"
+#include "core/alloc.h"
+#include "train/train.h"
 
 uint64_t train_rng_next(uint64_t *state)
 {
@@ -34,7 +35,7 @@ static int cmp_i64(const void *a, const void *b)
 
 int train_data_split(train_data *d, double frac, uint64_t seed)
 {
-    int64_t *all = malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *all);
+    int64_t *all = sm_malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *all);
     if (!all)
         return 1;
     for (int64_t i = 0; i < d->n; i++)
@@ -44,18 +45,18 @@ int train_data_split(train_data *d, double frac, uint64_t seed)
     train_shuffle(all, d->n, &rng);
     d->n_val = (int64_t)(frac * (double)d->n + 0.5);
     d->n_train = d->n - d->n_val;
-    d->val = malloc((size_t)(d->n_val > 0 ? d->n_val : 1) * sizeof *d->val);
+    d->val = sm_malloc((size_t)(d->n_val > 0 ? d->n_val : 1) * sizeof *d->val);
     d->train =
-        malloc((size_t)(d->n_train > 0 ? d->n_train : 1) * sizeof *d->train);
+        sm_malloc((size_t)(d->n_train > 0 ? d->n_train : 1) * sizeof *d->train);
     if (!d->val || !d->train) {
-        free(all);
+        sm_free(all);
         return 1;
     }
     memcpy(d->val, all, (size_t)d->n_val * sizeof *all);
     memcpy(d->train, all + d->n_val, (size_t)d->n_train * sizeof *all);
     qsort(d->val, (size_t)d->n_val, sizeof *all, cmp_i64);
     qsort(d->train, (size_t)d->n_train, sizeof *all, cmp_i64);
-    free(all);
+    sm_free(all);
     return 0;
 }
 
@@ -86,7 +87,7 @@ void train_gather(const smelt_tensor_t *src, const int64_t *idx, int64_t count,
     size_t row = rows > 0 ? (size_t)smelt_tensor_numel(src) / (size_t)rows *
                                 train_dtype_size(smelt_tensor_dtype(src))
                           : 0;
-    const char *s = smelt_tensor_data((smelt_tensor_t *)src);
+    const char *s = smelt_tensor_data((smelt_tensor_t *)src); /* read */
     char *o = smelt_tensor_data(dst);
     for (int64_t i = 0; i < count; i++)
         memcpy(o + (size_t)i * row, s + (size_t)idx[i] * row, row);
@@ -94,11 +95,9 @@ void train_gather(const smelt_tensor_t *src, const int64_t *idx, int64_t count,
 
 void train_data_free(train_data *d)
 {
-    for (int i = 0; i < d->n_x; i++)
-        smelt_tensor_free(d->x ? d->x[i] : NULL);
-    free(d->x);
-    smelt_tensor_free(d->y);
-    free(d->train);
-    free(d->val);
+    sm_free(d->x);
+    smelt_tensor_free(d->y_owned);
+    sm_free(d->train);
+    sm_free(d->val);
     memset(d, 0, sizeof *d);
 }
