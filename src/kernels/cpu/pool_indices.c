@@ -59,39 +59,118 @@ typedef struct mpi_job {
     int64_t *ind;
 } mpi_job;
 
-/* Planes [begin, end) (a plane is one image's channel). */
+/* Whether v replaces best as the window's maximum: larger, or a NaN over
+ * a number (the reference's and PyTorch's rule; the first maximum stays). */
+static inline int mpi_wins(float v, float best)
+{
+    return v > best || (v != v && best == best);
+}
+
+/* One output whose window taps [ylo, yhi) x [xlo, xhi) read the plane xp
+ * at row by, column bx: the maximum into *y, its flat index (plus base)
+ * into *ind, or -inf and -1 when no tap reads the input. */
+static void mpi_one(const sm_window *w, const float *xp, int64_t W, int64_t by,
+                    int64_t bx, int64_t ylo, int64_t yhi, int64_t xlo,
+                    int64_t xhi, int64_t base, float *y, int64_t *ind)
+{
+    float best = 0;
+    int64_t arg = -1;
+    for (int64_t ky = ylo; ky < yhi; ky++) {
+        int64_t row = (by + ky * w->dil[0]) * W;
+        for (int64_t kx = xlo; kx < xhi; kx++) {
+            int64_t at = row + bx + kx * w->dil[1];
+            float v = xp[at];
+            if (arg < 0 || mpi_wins(v, best)) {
+                best = v;
+                arg = at;
+            }
+        }
+    }
+    *y = arg < 0 ? -INFINITY : best;
+    *ind = arg < 0 ? -1 : base + arg;
+}
+
+/* The outputs [*a, *b) along dim d whose whole window reads the input. */
+static void mpi_inner(const sm_window *w, int d, int64_t *a, int64_t *b)
+{
+    int64_t s = w->stride[d], p = w->pad0[d];
+    int64_t span = (w->kernel[d] - 1) * w->dil[d];
+    int64_t lo = (p + s - 1) / s;
+    int64_t last = w->in[d] - 1 - span + p; /* o * s <= last */
+    int64_t hi = last < 0 ? 0 : last / s + 1;
+    if (hi > w->out[d])
+        hi = w->out[d];
+    if (lo > hi)
+        lo = hi;
+    *a = lo;
+    *b = hi;
+}
+
+/* A row of interior outputs [ox0, ox1) of a 2x2 window, dilation 1, its
+ * top input row r0: the four taps in row-major order. */
+static void mpi_row_2x2(const float *xp, int64_t r0, int64_t W, int64_t sx,
+                        int64_t px, int64_t ox0, int64_t ox1, int64_t base,
+                        float *y, int64_t *ind)
+{
+    for (int64_t ox = ox0; ox < ox1; ox++) {
+        int64_t at = r0 + ox * sx - px;
+        float best = xp[at];
+        int64_t arg = at;
+        const int64_t off[3] = {1, W, W + 1};
+        for (int t = 0; t < 3; t++) {
+            float v = xp[at + off[t]];
+            if (mpi_wins(v, best)) {
+                best = v;
+                arg = at + off[t];
+            }
+        }
+        y[ox] = best;
+        ind[ox] = base + arg;
+    }
+}
+
+/* Planes [begin, end) (a plane is one image's channel). Outputs whose
+ * window lies wholly in the input (all but a padded border) take every
+ * tap without clipping, 2x2 windows unrolled; the border clips as the
+ * reference does. */
 static void mpi_planes(void *job, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const mpi_job *J = job;
     const sm_window *w = &J->w;
     int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+    int64_t kh = w->kernel[0], kw = w->kernel[1];
+    int64_t oy0, oy1, ox0, ox1;
+    mpi_inner(w, 0, &oy0, &oy1);
+    mpi_inner(w, 1, &ox0, &ox1);
+    int two = kh == 2 && kw == 2 && w->dil[0] == 1 && w->dil[1] == 1;
     for (int64_t p = begin; p < end; p++) {
         const float *xp = J->x + p * H * W;
+        int64_t base = p * H * W;
         for (int64_t oy = 0; oy < OH; oy++) {
             int64_t ylo, yhi;
             taps(w, 0, oy, &ylo, &yhi);
             int64_t by = oy * w->stride[0] - w->pad0[0];
+            float *y = J->y + (p * OH + oy) * OW;
+            int64_t *ind = J->ind + (p * OH + oy) * OW;
+            int inner = oy >= oy0 && oy < oy1;
             for (int64_t ox = 0; ox < OW; ox++) {
+                if (inner && ox == ox0 && ox1 > ox0) {
+                    if (two) {
+                        mpi_row_2x2(xp, by * W, W, w->stride[1], w->pad0[1],
+                                    ox0, ox1, base, y, ind);
+                    } else {
+                        for (int64_t o = ox0; o < ox1; o++)
+                            mpi_one(w, xp, W, by, o * w->stride[1] - w->pad0[1],
+                                    0, kh, 0, kw, base, y + o, ind + o);
+                    }
+                    ox = ox1 - 1;
+                    continue;
+                }
                 int64_t xlo, xhi;
                 taps(w, 1, ox, &xlo, &xhi);
-                int64_t bx = ox * w->stride[1] - w->pad0[1];
-                float best = 0;
-                int64_t arg = -1;
-                for (int64_t ky = ylo; ky < yhi; ky++) {
-                    int64_t row = (by + ky * w->dil[0]) * W;
-                    for (int64_t kx = xlo; kx < xhi; kx++) {
-                        int64_t at = row + bx + kx * w->dil[1];
-                        float v = xp[at];
-                        if (arg < 0 || v > best || (isnan(v) && !isnan(best))) {
-                            best = v;
-                            arg = at;
-                        }
-                    }
-                }
-                int64_t yi = (p * OH + oy) * OW + ox;
-                J->y[yi] = arg < 0 ? -INFINITY : best;
-                J->ind[yi] = arg < 0 ? -1 : p * H * W + arg;
+                mpi_one(w, xp, W, by, ox * w->stride[1] - w->pad0[1], ylo, yhi,
+                        xlo, xhi, base, y + ox, ind + ox);
             }
         }
     }
