@@ -18,6 +18,7 @@
 
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/keep_loops.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/ref/window.h"
 
@@ -126,6 +127,24 @@ typedef struct cgw_job {
     int64_t n0, nb, gi;
 } cgw_job;
 
+/* The short copies and fills of the gathers (a row of 4 or 8 positions
+ * on a small CNN's planes): inline loops, as a libc call costs more than
+ * the run it moves. */
+SM_KEEP_LOOPS_BEGIN
+
+static inline void cgw_copy(float *restrict d, const float *restrict s,
+                            int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = s[i];
+}
+
+static inline void cgw_zero(float *d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = 0.0f;
+}
+
 /* Rows [r0, r1) of colT: row (c, kd, kh, kw), image after image, each
  * image's segment the osz positions of dY, 0 where the tap falls in the
  * padding. */
@@ -157,18 +176,17 @@ static void cgw_gather_rows(void *arg, int64_t r0, int64_t r1, int tid)
                 for (int64_t oh = 0; oh < g->out[1]; oh++, dst += OW) {
                     int64_t ih = oh * g->s[1] - g->p0[1] + kh * g->dil[1];
                     if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
-                        memset(dst, 0, (size_t)OW * sizeof *dst);
+                        cgw_zero(dst, OW);
                         continue;
                     }
                     const float *row = src + (id * g->in[1] + ih) * W;
-                    memset(dst, 0, (size_t)lo * sizeof *dst);
+                    cgw_zero(dst, lo);
                     if (s2 == 1)
-                        memcpy(dst + lo, row + lo + off,
-                               (size_t)(hi - lo) * sizeof *dst);
+                        cgw_copy(dst + lo, row + lo + off, hi - lo);
                     else
                         for (int64_t ow = lo; ow < hi; ow++)
                             dst[ow] = row[ow * s2 + off];
-                    memset(dst + hi, 0, (size_t)(OW - hi) * sizeof *dst);
+                    cgw_zero(dst + hi, OW - hi);
                 }
             }
         }
@@ -183,10 +201,12 @@ static void cgw_pack_dy(void *arg, int64_t r0, int64_t r1, int tid)
     const cgw_geom *g = j->g;
     for (int64_t m = r0; m < r1; m++)
         for (int64_t b = 0; b < j->nb; b++)
-            memcpy(j->dyp + (m * j->nb + b) * g->osz,
-                   j->dy + ((j->n0 + b) * g->M + j->gi * g->Mg + m) * g->osz,
-                   (size_t)g->osz * sizeof(float));
+            cgw_copy(j->dyp + (m * j->nb + b) * g->osz,
+                     j->dy + ((j->n0 + b) * g->M + j->gi * g->Mg + m) * g->osz,
+                     g->osz);
 }
+
+SM_KEEP_LOOPS_END
 
 smelt_status sm_cpu_convgradweight_run(const sm_cpu_ops *ops, const sm_kargs *a,
                                        const sm_cpu_config *c,
