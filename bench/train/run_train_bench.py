@@ -3,8 +3,8 @@
 (issue 14 item 9). A benchmark: it prints figures, never fails on them.
 
 usage: /usr/bin/python3 bench/train/run_train_bench.py [--threads 1,2]
-       [--rounds R] [--models a,b] [--steps S] [--smelt PATH] [--dir DIR]
-       [--no-gen]
+       [--rounds R] [--models a,b] [--steps S] [--smelt PATH]
+       [--smelt-base PATH] [--dir DIR] [--no-gen]
 
 Runs gen_train_models.py first (unless --no-gen and DIR has the files),
 then for each thread count and model, R rounds (default 3), each running
@@ -19,10 +19,12 @@ one after the other, each in a fresh process, on the same S batches
 (default 12) of the same data from the same weights, AdamW with the same
 hyper-parameters, the same thread count (torch.set_num_threads and
 OPENBLAS_NUM_THREADS for PyTorch, --threads for Smelt). Each process
-reports the median of its step times but the first two; the table keeps
-each side's best median over the rounds (interleaved, so a burst of
-other load on a shared machine slows no side alone) and its lowest peak
-RSS.
+reports the median and the minimum of its step times but the first two;
+the table keeps each side's best median and best minimum over the rounds
+(interleaved, so a burst of other load on a shared machine slows no side
+alone) and its lowest peak RSS. --smelt-base PATH adds a second Smelt
+build (before a change) to every round, so before and after are measured
+side by side in one run.
 
 Peak memory is the process's resident-set high-water mark (ru_maxrss),
 read at its end. Both figures cover the whole process: for Smelt the
@@ -116,6 +118,7 @@ def main():
     ap.add_argument("--models", default=",".join(train_models.ORDER))
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--smelt")
+    ap.add_argument("--smelt-base")
     ap.add_argument("--dir", default=os.path.join(ROOT, "build",
                                                   "train_models"))
     ap.add_argument("--no-gen", action="store_true")
@@ -150,14 +153,17 @@ def main():
                      "(%s); install OpenBLAS (sh bench/peers/setup.sh) "
                      "before comparing" % info["blas"])
 
-    best = {}  # (side, model, threads) -> [median ms, peak MiB]
+    best = {}  # (side, model, threads) -> [median ms, peak MiB, min ms]
     notes = []
     for r in range(a.rounds):
         for t in threads:
             for m in models:
-                for side, cmd, env in (
-                        ("smelt", smelt_cmd(smelt, a.dir, m, t), None),
-                        ("torch", torch_cmd(a.dir, m, t), peer_env(t))):
+                sides = [("smelt", smelt_cmd(smelt, a.dir, m, t), None),
+                         ("torch", torch_cmd(a.dir, m, t), peer_env(t))]
+                if a.smelt_base:
+                    sides.append(("base", smelt_cmd(a.smelt_base, a.dir, m,
+                                                    t), None))
+                for side, cmd, env in sides:
                     j, why = run_json(cmd, env)
                     if not j:
                         notes.append("%s %s (%d threads): %s" %
@@ -165,32 +171,55 @@ def main():
                         continue
                     k = (side, m, t)
                     ms, mib = j["step_median_ms"], j["peak_rss_mib"]
+                    lo = j["step_min_ms"]
                     if k in best:
                         ms = min(ms, best[k][0])
                         mib = min(mib, best[k][1])
-                    best[k] = [ms, mib]
+                        lo = min(lo, best[k][2])
+                    best[k] = [ms, mib, lo]
                     sys.stderr.write("round %d: %s %s %d threads: %.1f ms, "
                                      "%.0f MiB\n" % (r + 1, side, m, t,
                                                      j["step_median_ms"],
                                                      j["peak_rss_mib"]))
     print()
     print("| model | threads | Smelt ms/step | PyTorch ms/step | ratio "
+          "| Smelt min ms | PyTorch min ms | ratio "
           "| Smelt MiB | PyTorch MiB | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t in threads:
         for m in models:
-            s = best.get(("smelt", m, t), [None, None])
-            p = best.get(("torch", m, t), [None, None])
+            s = best.get(("smelt", m, t), [None, None, None])
+            p = best.get(("torch", m, t), [None, None, None])
             _, batch, _, _, _ = train_models.MODELS[m]
-            print("| %s (b%d) | %d | %s | %s | %s | %s | %s | %s |" %
+            print("| %s (b%d) | %d | %s | %s | %s | %s | %s | %s | %s | %s "
+                  "| %s |" %
                   (m, batch, t, fmt(s[0], "%.1f"), fmt(p[0], "%.1f"),
-                   ratio(s[0], p[0]), fmt(s[1], "%.0f"), fmt(p[1], "%.0f"),
+                   ratio(s[0], p[0]), fmt(s[2], "%.1f"), fmt(p[2], "%.1f"),
+                   ratio(s[2], p[2]), fmt(s[1], "%.0f"), fmt(p[1], "%.0f"),
                    ratio(s[1], p[1])))
     print()
     print("ms/step: best median over %d interleaved rounds of %d steps "
-          "(the first 2 left out); MiB: peak RSS of the whole process; "
-          "ratio: Smelt / PyTorch (below 1: Smelt is faster or smaller)."
+          "(the first 2 left out); min ms: the fastest single step of "
+          "any round (on a loaded machine the closer to the step's own "
+          "cost); MiB: peak RSS of the whole process; ratio: Smelt / "
+          "PyTorch (below 1: Smelt is faster or smaller)."
           % (a.rounds, a.steps))
+    if a.smelt_base:
+        print()
+        print("Before (%s) and after (%s), the same rounds:" %
+              (a.smelt_base, smelt))
+        print()
+        print("| model | threads | before ms/step | after ms/step | ratio "
+              "| before min ms | after min ms | ratio |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for t in threads:
+            for m in models:
+                b = best.get(("base", m, t), [None, None, None])
+                s = best.get(("smelt", m, t), [None, None, None])
+                print("| %s | %d | %s | %s | %s | %s | %s | %s |" %
+                      (m, t, fmt(b[0], "%.1f"), fmt(s[0], "%.1f"),
+                       ratio(s[0], b[0]), fmt(b[2], "%.1f"),
+                       fmt(s[2], "%.1f"), ratio(s[2], b[2])))
     load = os.getloadavg()
     print("Load average at the end (1, 5, 15 min): %.1f %.1f %.1f on %d "
           "CPUs." % (load + (os.cpu_count() or 0,)))

@@ -8,6 +8,13 @@
  * constants are the same when dtype, shape and bytes agree. The later one
  * is replaced by the earlier.
  *
+ * A MaxPool without its Indices output is the same computation as one
+ * with them (the maxima do not depend on whether the indices are
+ * written): the pair merges into one node with both outputs. This is the
+ * pair a training step holds, the forward MaxPool and the second one
+ * MaxPool's gradient rule adds for the indices (autograd/rules_pool.c):
+ * merged, the window runs once per step instead of twice.
+ *
  * Scoping follows the blocks: a hash table of what is visible is extended
  * while a block is walked and cut back when it ends, so a node in a
  * sub-block can reuse a node or constant of an enclosing block but never
@@ -138,11 +145,19 @@ static int attr_equal(const sm_attr *a, const sm_attr *b)
     }
 }
 
+/* Ops whose later outputs are optional extras that leave the earlier ones
+ * unchanged: nodes of them that differ only in how many outputs they have
+ * are one computation (the file's comment). */
+static int outputs_optional(sm_op op)
+{
+    return op == SM_OP_MaxPool;
+}
+
 /* Attributes as the kernel sees them: the node's, else the default. */
 static uint64_t hash_node(const sm_node *n, sm_value **buf)
 {
-    uint64_t h = mix(mix(mix(0, (uint64_t)n->op), (uint64_t)n->n_in),
-                     (uint64_t)n->n_out);
+    uint64_t nout = outputs_optional(n->op) ? 0 : (uint64_t)n->n_out;
+    uint64_t h = mix(mix(mix(0, (uint64_t)n->op), (uint64_t)n->n_in), nout);
     const sm_value *const *in = operands(n, buf);
     for (int i = 0; i < n->n_in; i++)
         h = mix(h, in[i] ? (uint64_t)in[i]->id + 1 : 0);
@@ -158,8 +173,9 @@ static uint64_t hash_node(const sm_node *n, sm_value **buf)
 static int node_equal(const sm_node *x, const sm_node *y, sm_value **bx,
                       sm_value **by)
 {
-    if (x->op != y->op || x->n_in != y->n_in || x->n_out != y->n_out ||
-        x->n_blocks || y->n_blocks)
+    if (x->op != y->op || x->n_in != y->n_in ||
+        (x->n_out != y->n_out && !outputs_optional(x->op)) || x->n_blocks ||
+        y->n_blocks)
         return 0;
     const sm_value *const *ix = operands(x, bx), *const *iy = operands(y, by);
     for (int i = 0; i < x->n_in; i++)
@@ -215,6 +231,18 @@ static smelt_status visit_const(cse *c, sm_value *v)
     return push(c, h, NULL, v) ? SMELT_OK : sm_err_nomem(c->pc->ctx);
 }
 
+/* Gives o the outputs n has beyond o's own (outputs_optional), typed by
+ * o's shape function, so that n's can forward to them. */
+static smelt_status add_outputs(cse *c, sm_node *o, const sm_node *n)
+{
+    if (o->n_out >= n->n_out)
+        return SMELT_OK;
+    while (o->n_out < n->n_out)
+        if (!sm_rw_add_output(c->rw, o, n->out[o->n_out]->name))
+            return sm_err_nomem(c->pc->ctx);
+    return sm_rw_infer_node(c->rw, o);
+}
+
 static smelt_status visit_node(cse *c, sm_node *n)
 {
     if (n->n_blocks || n->n_out == 0 || n->n_in > MAX_SORT)
@@ -226,10 +254,11 @@ static smelt_status visit_node(cse *c, sm_node *n)
         if (c->e[i].h != h || !o || !node_equal(o, n, bx, by))
             continue;
         int ok = 1;
-        for (int j = 0; j < n->n_out && ok; j++)
+        for (int j = 0; j < n->n_out && j < o->n_out && ok; j++)
             ok = sm_rw_can_forward(c->rw, n->out[j], o->out[j]);
         if (!ok)
             break;
+        SM_TRY(add_outputs(c, o, n));
         for (int j = 0; j < n->n_out; j++)
             SM_TRY(sm_rw_forward(c->rw, n->out[j], o->out[j]));
         sm_rw_remove_node(c->rw, n);

@@ -424,6 +424,67 @@ static void test_conv_refusals(void **state)
     sm_tensor_free(out[0]);
 }
 
+/* The path configure chose for a Conv node with run-time weights. */
+static sm_cpu_algo chosen_runtime(const sm_cpu_kernel *k, sm_tensor **in,
+                                  int n_in, sm_tensor *y, const sm_attr *al,
+                                  int n_al)
+{
+    const sm_op_info *info = sm_op_info_get(SM_OP_Conv);
+    sm_attrs at = {al, n_al, info->spec, info->n_spec};
+    sm_kernel_operand ins[4], outs[1];
+    sm_kernel_desc d;
+    ck_desc(SM_OP_Conv, n_in, in, 1, &y, &at, 0, 1, ins, outs, &d);
+    sm_cpu_config c;
+    sm_cpu_kernel_configure(k, &d, &c);
+    return c.algo;
+}
+
+/* conv_batched.c: small planes by run-time weights as one GEMM over many
+ * images' positions (a training step's convolutions): 1 to 32 input
+ * channels, 1x1 to 8x8 planes, stride 2, uneven pads, no bias, a batch of
+ * several chunks with a short last one, a FusedConv's activation; every
+ * ISA against the reference, and the path asserted for run-time weights
+ * (constant ones keep the prepacked paths). */
+static void test_conv_batched(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t n, c, h, w, m, k, stride, pad0, pad1;
+        int bias;
+    } cs[] = {
+        {256, 1, 8, 8, 16, 3, 1, 1, 1, 1}, /* the digits CNN's layers */
+        {37, 16, 4, 4, 32, 3, 1, 1, 1, 1}, {5, 7, 5, 3, 9, 3, 2, 0, 1, 0},
+        {3, 32, 2, 2, 13, 3, 1, 1, 1, 1},  {4, 3, 1, 1, 5, 1, 1, 0, 0, 1},
+        {70, 9, 8, 8, 64, 3, 1, 1, 1, 1}, /* three chunks, the last short */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        int64_t n = cs[i].n, c = cs[i].c, m = cs[i].m, k = cs[i].k;
+        sm_tensor *in[3] = {
+            ck_rand(4, D(n, c, cs[i].h, cs[i].w), (unsigned)(i + 1)),
+            ck_rand(4, D(m, c, k, k), (unsigned)(i + 20)),
+            cs[i].bias ? ck_rand(1, D(m), 5) : NULL};
+        int64_t p0 = cs[i].pad0, p1 = cs[i].pad1, s = cs[i].stride;
+        const sm_attr al[] = {A_INTS("pads", p0, p0, p1, p1),
+                              A_INTS("strides", s, s)};
+        int64_t oh = (cs[i].h + p0 + p1 - k) / s + 1;
+        int64_t ow = (cs[i].w + p0 + p1 - k) / s + 1;
+        sm_tensor *y = nn_tensor(F32, 4, D(n, m, oh, ow), NULL);
+        assert_int_equal(chosen_runtime(CK_ENTRIES(conv)[0], in, 3, y, al, 2),
+                         SM_CPU_ALGO_IM2COL_BATCHED);
+        sm_tensor_free(y);
+        ck_check(SM_OP_Conv, 3, in, 1, al, 2, CK_ENTRIES(conv), 2,
+                 CONV_TOL(c * k * k));
+        for (int j = 0; j < 3; j++)
+            sm_tensor_free(in[j]);
+    }
+    CK_CHECK(
+        SM_OP_FusedConv, 3,
+        ((sm_tensor *[]){ck_rand(4, D(9, 16, 4, 4), 1),
+                         ck_rand(4, D(24, 16, 3, 3), 2), ck_rand(1, D(24), 3)}),
+        1, ATTRS(A_INTS("pads", 1, 1, 1, 1), A_STR("activation", "relu")),
+        CK_ENTRIES(conv), 0, CONV_TOL(144));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_fusedconv_op),
         cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_refusals),
+        cmocka_unit_test(test_conv_batched),
     };
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);
 }

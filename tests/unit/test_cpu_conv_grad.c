@@ -97,6 +97,15 @@ static void test_convgradweight_chunks(void **state)
     (void)state;
     grad_case(2, 3, 64, 3, D(64, 64), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
               1);
+    /* small planes, B packed from X through the tap table (the digits
+     * CNN's layers): 70 images of 8x8 by 64 channels take two chunks of
+     * dY's rows, the last short; 4x4 planes by 16 and 32 channels, and a
+     * 2x2 plane with a 3x3 kernel that mostly reads padding */
+    grad_case(2, 70, 5, 64, D(8, 8), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
+    grad_case(2, 37, 16, 32, D(4, 4), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
+    grad_case(2, 9, 7, 3, D(2, 2), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1), 1);
 }
 
 /* Not f32, or a dY that does not fit the window: the reference runs. */

@@ -64,6 +64,30 @@ static void test_maxpool_indices(void **state)
              ((sm_tensor *[]){ck_rand(4, D(8, 16, 32, 32), 6)}), 2,
              ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("strides", 2, 2)),
              CK_ONE(maxpool_indices), 0, 0, 0);
+    /* 2x2 windows (their interior runs unrolled): odd planes, overlapping
+     * (stride 1), ceil_mode and padded borders, rows of 515 outputs
+     * (over one block), ties and NaNs, each
+     * against the reference */
+    for (int v = 0; v < 7; v++) {
+        /* 4 and 5: planes the window tiles exactly (one run of rows),
+         * without and with NaNs */
+        int64_t h = v == 4 ? 6 : v == 5 ? 4 : v == 6 ? 2 : 7 + v;
+        int64_t w = v == 4 ? 8 : v == 5 ? 6 : v == 6 ? 1030 : 9 + 2 * v;
+        sm_tensor *x = ck_rand(4, D(5, 3, h, w), 11 + (unsigned)v);
+        float *p = x->data;
+        for (int64_t i = 0; v >= 2 && i < x->numel; i++)
+            p[i] = floorf(p[i] * 2);
+        p[v * 7] = NAN;
+        p[x->numel - 1 - v] = NAN;
+        if (v == 4)
+            p[v * 7] = p[x->numel - 1 - v] = 0.5f;
+        int64_t st = v == 1 ? 1 : 2, pad = v == 3;
+        CK_CHECK(SM_OP_MaxPool, 1, ((sm_tensor *[]){x}), 2,
+                 ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("strides", st, st),
+                       A_INT("ceil_mode", v == 2),
+                       A_INTS("pads", pad, pad, pad, pad)),
+                 CK_ONE(maxpool_indices), 0, 0, 0);
+    }
     /* storage_order 1 is the reference's */
     sm_tensor *in[1] = {nn_tensor(F32, 4, D(1, 1, 4, 4), NULL)};
     sm_tensor *out[2] = {nn_tensor(F32, 4, D(1, 1, 2, 2), NULL),

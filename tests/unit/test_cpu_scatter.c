@@ -38,8 +38,18 @@ static void test_scatterelements(void **state)
                              ck_rand(1, D(500), 4)}),
             1, ATTRS(A_STR("reduction", rs)), CK_ONE(scatterelements), 0,
             EXACT);
+        /* 1-D with int64 indices (the MaxPool gradient's form, read
+         * directly): repeats and negatives, sizes off a vector's width */
+        for (int64_t n = 1; n <= 257; n += 64)
+            CK_CHECK(SM_OP_ScatterElements, 3,
+                     ((sm_tensor *[]){ck_rand(1, D(n), 7),
+                                      idx(I64, 1, D(2 * n + 1), n),
+                                      ck_rand(1, D(2 * n + 1), 8)}),
+                     1, ATTRS(A_STR("reduction", rs)), CK_ONE(scatterelements),
+                     0, EXACT);
     }
-    /* an index out of range: the reference's error */
+    /* an index out of range (here on the 1-D int64 form): the reference's
+     * error, nothing written */
     sm_tensor *in[3] = {ck_rand(1, D(4), 5), nn_tensor(I64, 1, D(1), V(4)),
                         ck_rand(1, D(1), 6)};
     sm_tensor *out = nn_tensor(F32, 1, D(4), NULL);

@@ -263,6 +263,8 @@ int sm_cpu_conv_supports(const sm_kernel_desc *d)
  *     stride-1 kernels on 32 channels or fewer: direct;
  *   - 3x3 stride 1 with enough channels and tiles: Winograd;
  *   - few output positions: position-major;
+ *   - weights computed at run time on planes of 64 positions or fewer:
+ *     one GEMM over the positions of a chunk of images (conv_batched.c);
  *   - else a GEMM per (image, group), the input as B in place (1x1) or
  *     gathered by im2col. */
 static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w,
@@ -295,6 +297,11 @@ static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w,
         *why = "few output positions: channel-major tiles would be over 10% "
                "padding";
         return SM_CPU_ALGO_POS_MAJOR;
+    }
+    if (!const_w && sm_conv_batched_wanted(g)) {
+        *why = "weights computed at run time, small planes: one GEMM over "
+               "the positions of many images";
+        return SM_CPU_ALGO_IM2COL_BATCHED;
     }
     if (sm_conv_is_1x1(g)) {
         *why = "1x1: the input is the GEMM's B as it is";
@@ -347,6 +354,13 @@ void sm_cpu_conv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
         c->geom[2] = g.K;
         c->geom[3] = g.N;
         c->ws_bytes = sm_conv_posmajor_workspace(&g, threads);
+        break;
+    case SM_CPU_ALGO_IM2COL_BATCHED:
+        c->geom[0] = g.M;
+        c->geom[1] = ohw;
+        c->geom[2] = g.K;
+        c->geom[3] = g.N;
+        c->ws_bytes = sm_conv_batched_workspace(&g, threads);
         break;
     default: /* the GEMM per (image, group) */
         c->packs = const_w;
@@ -478,6 +492,13 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     case SM_CPU_ALGO_POS_MAJOR:
         return sm_conv_posmajor_run(a->ctx, ops, &g, x, pa, bias, res, &base, y,
                                     tp, ws, wsb);
+    case SM_CPU_ALGO_IM2COL_BATCHED: {
+        if (g.nhwc || g.has_r || g.G != 1)
+            break;
+        sm_gemm_epi e;
+        sm_conv_epi(&g, &base, bias, NULL, &e);
+        return sm_conv_batched(a->ctx, ops, &g, x, w, &e, y, tp, ws, wsb);
+    }
     case SM_CPU_ALGO_GEMM_1X1:
     case SM_CPU_ALGO_IM2COL:
         if (g.nhwc)

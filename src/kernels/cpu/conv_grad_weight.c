@@ -18,18 +18,25 @@
 
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/keep_loops.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/ref/window.h"
 
 /* Scratch for the columns and dY's rows of one chunk (bytes). */
 #define CGW_CHUNK_BYTES ((size_t)1 << 20)
+/* dY planes of at most this many positions: the GEMM's B is packed from
+ * X through a table of tap offsets (cgw_pack_b), not from columns
+ * gathered first: on a 4 x 4 plane a gathered row is 4 floats, and the
+ * columns were written, read back transposed and packed. */
+#define CGW_DIRECT_POSITIONS 64
 
 /* The geometry, spatial dims padded to 3 at the front (size 1). */
 typedef struct cgw_geom {
     int64_t N, C, M, G, Cg, Mg;
     int64_t in[3], out[3], k[3], s[3], dil[3], p0[3];
     int64_t isz, osz, ksz;
-    int64_t B; /* images per chunk */
+    int64_t B;  /* images per chunk */
+    int direct; /* small planes: B packed straight from X (cgw_pack_b) */
 } cgw_geom;
 
 /* Resolves the window for X's and dY's shapes (dims of rank r); 0 when
@@ -69,7 +76,9 @@ static int cgw_geom_init(const sm_attrs *at, int r, const int64_t *xd,
     g->isz = g->in[0] * g->in[1] * g->in[2];
     g->osz = g->out[0] * g->out[1] * g->out[2];
     g->ksz = g->k[0] * g->k[1] * g->k[2];
-    size_t per = (size_t)((g->Cg * g->ksz + g->Mg) * g->osz) * sizeof(float);
+    g->direct = g->osz <= CGW_DIRECT_POSITIONS;
+    size_t per = (size_t)(((g->direct ? 0 : g->Cg * g->ksz) + g->Mg) * g->osz) *
+                 sizeof(float);
     int64_t b = per ? (int64_t)(CGW_CHUNK_BYTES / per) : g->N;
     g->B = b < 1 ? 1 : b > g->N ? g->N : b;
     (void)n_threads;
@@ -87,7 +96,8 @@ static void cgw_parts(const cgw_geom *g, int n_threads, size_t *cols,
                       size_t *dyp, size_t *part, size_t *gemm)
 {
     int64_t L = g->B * g->osz, nk = g->Cg * g->ksz;
-    *cols = align64((size_t)(nk * L) * sizeof(float));
+    *cols = g->direct ? align64((size_t)(g->osz * g->ksz) * sizeof(int32_t))
+                      : align64((size_t)(nk * L) * sizeof(float));
     *dyp = align64((size_t)(g->Mg * L) * sizeof(float));
     *part = g->B < g->N ? align64((size_t)(g->Mg * nk) * sizeof(float)) : 0;
     *gemm = sm_gemm_workspace(n_threads, L, nk, 0);
@@ -126,6 +136,24 @@ typedef struct cgw_job {
     int64_t n0, nb, gi;
 } cgw_job;
 
+/* The short copies and fills of the gathers (a row of 4 or 8 positions
+ * on a small CNN's planes): inline loops, as a libc call costs more than
+ * the run it moves. */
+SM_KEEP_LOOPS_BEGIN
+
+static inline void cgw_copy(float *restrict d, const float *restrict s,
+                            int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = s[i];
+}
+
+static inline void cgw_zero(float *d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = 0.0f;
+}
+
 /* Rows [r0, r1) of colT: row (c, kd, kh, kw), image after image, each
  * image's segment the osz positions of dY, 0 where the tap falls in the
  * padding. */
@@ -157,18 +185,17 @@ static void cgw_gather_rows(void *arg, int64_t r0, int64_t r1, int tid)
                 for (int64_t oh = 0; oh < g->out[1]; oh++, dst += OW) {
                     int64_t ih = oh * g->s[1] - g->p0[1] + kh * g->dil[1];
                     if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
-                        memset(dst, 0, (size_t)OW * sizeof *dst);
+                        cgw_zero(dst, OW);
                         continue;
                     }
                     const float *row = src + (id * g->in[1] + ih) * W;
-                    memset(dst, 0, (size_t)lo * sizeof *dst);
+                    cgw_zero(dst, lo);
                     if (s2 == 1)
-                        memcpy(dst + lo, row + lo + off,
-                               (size_t)(hi - lo) * sizeof *dst);
+                        cgw_copy(dst + lo, row + lo + off, hi - lo);
                     else
                         for (int64_t ow = lo; ow < hi; ow++)
                             dst[ow] = row[ow * s2 + off];
-                    memset(dst + hi, 0, (size_t)(OW - hi) * sizeof *dst);
+                    cgw_zero(dst + hi, OW - hi);
                 }
             }
         }
@@ -183,10 +210,76 @@ static void cgw_pack_dy(void *arg, int64_t r0, int64_t r1, int tid)
     const cgw_geom *g = j->g;
     for (int64_t m = r0; m < r1; m++)
         for (int64_t b = 0; b < j->nb; b++)
-            memcpy(j->dyp + (m * j->nb + b) * g->osz,
-                   j->dy + ((j->n0 + b) * g->M + j->gi * g->Mg + m) * g->osz,
-                   (size_t)g->osz * sizeof(float));
+            cgw_copy(j->dyp + (m * j->nb + b) * g->osz,
+                     j->dy + ((j->n0 + b) * g->M + j->gi * g->Mg + m) * g->osz,
+                     g->osz);
 }
+
+/* For each output position o and tap t, the offset into an input volume
+ * that the tap reads, or -1 in the padding: tab[o * ksz + t]. */
+static void cgw_table(const cgw_geom *g, int32_t *tab)
+{
+    for (int64_t od = 0; od < g->out[0]; od++)
+        for (int64_t oh = 0; oh < g->out[1]; oh++)
+            for (int64_t ow = 0; ow < g->out[2]; ow++)
+                for (int64_t kd = 0; kd < g->k[0]; kd++)
+                    for (int64_t kh = 0; kh < g->k[1]; kh++)
+                        for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                            int64_t i0 =
+                                od * g->s[0] - g->p0[0] + kd * g->dil[0];
+                            int64_t i1 =
+                                oh * g->s[1] - g->p0[1] + kh * g->dil[1];
+                            int64_t i2 =
+                                ow * g->s[2] - g->p0[2] + kw * g->dil[2];
+                            int in = i0 >= 0 && i0 < g->in[0] && i1 >= 0 &&
+                                     i1 < g->in[1] && i2 >= 0 && i2 < g->in[2];
+                            *tab++ =
+                                in ? (int32_t)((i0 * g->in[1] + i1) * g->in[2] +
+                                               i2)
+                                   : -1;
+                        }
+}
+
+/* What cgw_pack_b reads: a chunk's images of group gi and the table. */
+typedef struct cgw_src {
+    const cgw_geom *g;
+    const float *x;
+    const int32_t *tab;
+    int64_t n0, gi;
+} cgw_src;
+
+/* sm_gemm_pack_fn of B [(n, o), (c, t)] = X[n0 + n, gi*Cg + c, tap t of
+ * position o] (colT transposed, never stored): rows [k0, k0 + kc),
+ * columns [j0, j0 + n) in panels of nr, the last zero-padded. */
+static void cgw_pack_b(const void *user, int64_t batch, int64_t k0, int64_t kc,
+                       int64_t j0, int64_t n, int nr, float *dst)
+{
+    (void)batch;
+    const cgw_src *s = user;
+    const cgw_geom *g = s->g;
+    for (int64_t k = 0; k < kc; k++) {
+        int64_t b = (k0 + k) / g->osz, o = (k0 + k) % g->osz;
+        const float *xb = s->x + ((s->n0 + b) * g->C + s->gi * g->Cg) * g->isz;
+        const int32_t *tab = s->tab + o * g->ksz;
+        int64_t c = j0 / g->ksz, t = j0 % g->ksz;
+        for (int64_t p0 = 0; p0 < n; p0 += nr) {
+            float *d = dst + p0 * kc + k * nr;
+            int64_t w = n - p0 < nr ? n - p0 : nr;
+            for (int64_t jj = 0; jj < w; jj++) {
+                int32_t off = tab[t];
+                d[jj] = off >= 0 ? xb[c * g->isz + off] : 0.0f;
+                if (++t == g->ksz) {
+                    t = 0;
+                    c++;
+                }
+            }
+            for (int64_t jj = w; jj < nr; jj++)
+                d[jj] = 0.0f;
+        }
+    }
+}
+
+SM_KEEP_LOOPS_END
 
 smelt_status sm_cpu_convgradweight_run(const sm_cpu_ops *ops, const sm_kargs *a,
                                        const sm_cpu_config *c,
@@ -212,18 +305,27 @@ smelt_status sm_cpu_convgradweight_run(const sm_cpu_ops *ops, const sm_kargs *a,
     void *gws = ws + pc + pd + pp;
     float *dw = a->out[0]->data;
     int64_t nk = g.Cg * g.ksz;
+    if (g.direct)
+        cgw_table(&g, (int32_t *)cols);
     for (int64_t gi = 0; gi < g.G; gi++) {
         float *dst = dw + gi * g.Mg * nk;
         for (int64_t n0 = 0; n0 < g.N; n0 += g.B) {
             int64_t nb = g.N - n0 < g.B ? g.N - n0 : g.B, L = nb * g.osz;
             cgw_job j = {&g, x->data, dy->data, cols, dyp, n0, nb, gi};
-            sm_parallel_for(tp, nk, 0, cgw_gather_rows, &j);
+            if (!g.direct)
+                sm_parallel_for(tp, nk, 0, cgw_gather_rows, &j);
             sm_parallel_for(tp, g.Mg, 0, cgw_pack_dy, &j);
             float *out = n0 ? part : dst;
             sm_gemm_args ga = {.M = g.Mg, .N = nk, .K = L, .c = out, .ldc = nk};
             ga.epi = sm_gemm_epi_none();
             ga.a = (sm_matf){dyp, L, 1};
-            ga.b = (sm_matf){cols, 1, L};
+            cgw_src src = {&g, x->data, (const int32_t *)cols, n0, gi};
+            if (g.direct) {
+                ga.pack_b = cgw_pack_b;
+                ga.pack_b_user = &src;
+            } else {
+                ga.b = (sm_matf){cols, 1, L};
+            }
             SM_TRY(sm_gemm_f32(a->ctx, ops, &ga, tp, gws, pg));
             if (n0)
                 for (int64_t i = 0; i < g.Mg * nk; i++)

@@ -39,8 +39,8 @@
                      SM_CPU_ISA_AVX512 | SM_CPU_AVX512VNNI,                    \
                      &sm_cpu_ops_q8_avx512vnni, fl, su, co, pp, ru, la)        \
     SM_CPU_INSTANCE_(name, "_i8_avxvnni", op,                                  \
-                     SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI,                         \
-                     &sm_cpu_ops_q8_avxvnni, fl, su, co, pp, ru, la)           \
+                     SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI, &sm_cpu_ops_q8_avxvnni, \
+                     fl, su, co, pp, ru, la)                                   \
     SM_CPU_INSTANCE_(name, "_i8_avx2", op, SM_CPU_ISA_AVX2,                    \
                      &sm_cpu_ops_q8_avx2, fl, su, co, pp, ru, la)              \
     SM_CPU_INSTANCE_(name, "_i8_scalar", op, 0u, &sm_cpu_ops_q8_scalar, fl,    \
@@ -136,6 +136,7 @@ static const struct {
     [SM_CPU_ALGO_GEMM] = {"gemm", {"m", "n", "k", "batch"}},
     [SM_CPU_ALGO_GEMM_1X1] = {"gemm-1x1", {"m", "n", "k", "batch"}},
     [SM_CPU_ALGO_IM2COL] = {"im2col", {"m", "n", "k", "batch"}},
+    [SM_CPU_ALGO_IM2COL_BATCHED] = {"im2col-batched", {"m", "n", "k", "batch"}},
     [SM_CPU_ALGO_WINOGRAD] = {"winograd f(4,3)", {"tiles"}},
     [SM_CPU_ALGO_POS_MAJOR] = {"position-major", {"m", "n", "k", "batch"}},
     [SM_CPU_ALGO_DIRECT] = {"direct", {"taps"}},

@@ -101,6 +101,8 @@ typedef enum sm_cpu_algo {
     SM_CPU_ALGO_GEMM_1X1,          /* conv.c: a GEMM per (image, group), the
                                       input itself as B: m n k, batch */
     SM_CPU_ALGO_IM2COL,            /* conv.c: the same, B gathered by im2col */
+    SM_CPU_ALGO_IM2COL_BATCHED,    /* conv_batched.c: one GEMM over a chunk
+                                      of images' positions: m n k, batch */
     SM_CPU_ALGO_WINOGRAD,          /* conv_winograd.c F(4x4, 3x3): tiles */
     SM_CPU_ALGO_POS_MAJOR,         /* conv_posmajor.c: Y^T = X^T W^T, m n k */
     SM_CPU_ALGO_DIRECT,            /* conv_direct.c, few input channels: taps */

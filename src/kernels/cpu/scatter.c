@@ -9,7 +9,8 @@
  * 8x64x16x16 scatter). Here the indices are checked by the reference's
  * own check (an out-of-range index is the same error), data is copied
  * once, and the updates are applied in the reference's order, adds in
- * double as it does, so the result is bit for bit the same. One thread:
+ * double as it does, so the result is bit for bit the same; the 1-D form
+ * with int64 indices reads them directly (scatter_flat_i64). One thread:
  * repeated indices would race.
  */
 #include <string.h>
@@ -50,6 +51,33 @@ int sm_cpu_scatterelements_supports(const sm_kernel_desc *d)
     return 1;
 }
 
+/* The 1-D form with int64 indices (MaxPool's gradient over the flattened
+ * input): the indices read straight, not through the dtype switch. First
+ * a range check without branches; an index out of range leaves the error
+ * to the reference's check before anything is written. Adds in double,
+ * in the reference's order, as the general loop does. */
+static smelt_status scatter_flat_i64(const sm_kargs *a, int add)
+{
+    const sm_tensor *x = a->in[0], *ind = a->in[1], *up = a->in[2];
+    float *yp = a->out[0]->data;
+    const float *u = up->data;
+    const int64_t *ip = ind->data;
+    int64_t n = x->dims[0], m = ind->numel;
+    int bad = 0;
+    for (int64_t i = 0; i < m; i++)
+        bad |= (ip[i] < -n) | (ip[i] >= n);
+    if (bad)
+        return sm_index_check(a->ctx, SMELT_ERR_RUNTIME, a->op_name, ind, 1, 0,
+                              &x->dims[0]);
+    if (yp != (const float *)x->data)
+        memcpy(yp, x->data, (size_t)x->numel * sizeof *yp);
+    for (int64_t i = 0; i < m; i++) {
+        int64_t k = ip[i] < 0 ? ip[i] + n : ip[i];
+        yp[k] = add ? (float)((double)yp[k] + (double)u[i]) : u[i];
+    }
+    return SMELT_OK;
+}
+
 smelt_status sm_cpu_scatterelements_run(const sm_cpu_ops *ops,
                                         const sm_kargs *a,
                                         const sm_cpu_config *c,
@@ -73,6 +101,8 @@ smelt_status sm_cpu_scatterelements_run(const sm_cpu_ops *ops,
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "%s: indices and updates do not fit data",
                           a->op_name);
+    if (r == 1 && ind->dtype == SMELT_DTYPE_I64)
+        return scatter_flat_i64(a, add);
     SM_TRY(sm_index_check(a->ctx, SMELT_ERR_RUNTIME, a->op_name, ind, 1, axis,
                           &x->dims[axis]));
     float *yp = y->data;
