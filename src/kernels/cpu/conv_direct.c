@@ -20,8 +20,9 @@
  *      there and the residual and activation follow over the row of all
  *      M channels while it is in L1 (the ISA's epi_tile).
  * Groups (ResNeXt's) run as G such layers over the same split rows.
- * The weights are laid out once per run as [G][Mg / 8][K][8], K the
- * taps of a group.
+ * The weights are laid out as [G][Mg / 8][K][8], K the taps of a group:
+ * once at plan compile when they are a constant (sm_conv_direct_pack),
+ * else once per run in the scratch.
  */
 #include "kernels/cpu/conv.h"
 
@@ -127,7 +128,7 @@ static int dir_flat(const sm_conv_geom *g, int64_t rl)
 }
 
 static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
-                         int threads, dir_lay *l)
+                         int threads, int prepacked, dir_lay *l)
 {
     sm_rowsplit_init(&l->rs, g->OW, g->kw, g->sw, g->dw, g->pw, g->W,
                      ops ? ops->gather2 : NULL);
@@ -158,16 +159,66 @@ static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
     l->per_thread =
         (l->taps_at + (size_t)(g->C * g->kh * g->kw) * sizeof(float *) + 63) &
         ~(size_t)63;
-    size_t wfl = (size_t)(l->mblocks * DIR_MB * (g->K + 1));
+    /* the bias, and the weights unless prepacked */
+    size_t wfl = (size_t)(l->mblocks * DIR_MB * (prepacked ? 1 : g->K + 1));
     l->shared = (wfl * sizeof(float) + 63) & ~(size_t)63;
 }
 
-size_t sm_conv_direct_workspace(const sm_conv_geom *g, int n_threads)
+size_t sm_conv_direct_workspace(const sm_conv_geom *g, int n_threads,
+                                int prepacked)
 {
     dir_lay l;
-    dir_geometry(NULL, g, n_threads, &l);
+    dir_geometry(NULL, g, n_threads, prepacked, &l);
     n_threads = n_threads < 1 ? 1 : n_threads;
     return l.shared + (size_t)n_threads * l.per_thread + 64;
+}
+
+/* The weights w [M, K] as cdir_row reads them, [G][Mg / 8][K][8] with
+ * zeros past Mg in each group, into wpk. */
+static void dir_lay_weights(const sm_conv_geom *g, int64_t mpg, const float *w,
+                            float *wpk)
+{
+    for (int64_t b = 0; b < g->G * mpg; b++)
+        for (int m = 0; m < DIR_MB; m++) {
+            int64_t j = b % mpg * DIR_MB + m;
+            int64_t ch = b / mpg * g->Mg + j;
+            for (int64_t k = 0; k < g->K; k++)
+                wpk[(b * g->K + k) * DIR_MB + m] =
+                    j < g->Mg ? w[ch * g->K + k] : 0.0f;
+        }
+}
+
+/* One sm_gemm_pack block (as the other prepacked paths make, freed with
+ * sm_free) holding the laid-out weights: a plan with constant weights
+ * pays for the layout once, not on every run. */
+smelt_status sm_conv_direct_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                                 const sm_conv_geom *g, const float *w,
+                                 sm_gemm_pack **out)
+{
+    *out = NULL;
+    int64_t mpg = (g->Mg + DIR_MB - 1) / DIR_MB;
+    size_t floats = (size_t)(g->G * mpg * DIR_MB * g->K);
+    size_t head = (sizeof(sm_gemm_pack) + 63) & ~(size_t)63;
+    if (g->K > INT32_MAX || floats > (SM_ALLOC_LIMIT - head - 64) / 4)
+        return sm_err(ctx, SMELT_ERR_LIMIT,
+                      "direct convolution: %lld x %lld weights are too large "
+                      "to lay out",
+                      (long long)g->M, (long long)g->K);
+    char *blk = sm_malloc(head + floats * sizeof(float) + 64);
+    if (!blk)
+        return sm_err_nomem(ctx);
+    sm_gemm_pack *p = (sm_gemm_pack *)(void *)blk;
+    uintptr_t at = (uintptr_t)(blk + head);
+    *p = (sm_gemm_pack){.ops = ops,
+                        .is_a = 1,
+                        .rows = g->M,
+                        .cols = g->K,
+                        .count = 1,
+                        .mat_stride = (int64_t)floats,
+                        .data = (float *)((at + 63) & ~(uintptr_t)63)};
+    dir_lay_weights(g, mpg, w, p->data);
+    *out = p;
+    return SMELT_OK;
 }
 
 typedef struct dir_job {
@@ -298,11 +349,13 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
+/* Runs the layer: wpk is the prepacked weights (sm_conv_direct_pack) or
+ * NULL, when w is laid out in the scratch first. */
 smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const sm_conv_geom *g, const float *x,
-                            const float *w, const float *bias, const float *res,
-                            const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
-                            void *ws, size_t ws_bytes)
+                            const float *w, const float *wpk, const float *bias,
+                            const float *res, const sm_gemm_epi *epi, float *y,
+                            sm_threadpool *tp, void *ws, size_t ws_bytes)
 {
     int threads = sm_threadpool_size(tp);
     dir_job J = {.ops = ops,
@@ -311,29 +364,32 @@ smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                  .e = *epi,
                  .res = g->has_r ? res : NULL,
                  .y = y};
-    dir_geometry(ops, g, threads, &J.l);
+    int pre = wpk != NULL;
+    dir_geometry(ops, g, threads, pre, &J.l);
     if (g->K > INT32_MAX || epi->alpha != 1.0f || (g->has_r && !res))
         return sm_err(ctx, SMELT_ERR_RUNTIME,
                       "direct convolution: %lld taps, a scaled epilogue or "
                       "a missing residual",
                       (long long)g->K);
     void *own;
-    char *base = sm_cpu_scratch(ws, ws_bytes,
-                                sm_conv_direct_workspace(g, threads), &own);
+    char *base = sm_cpu_scratch(
+        ws, ws_bytes, sm_conv_direct_workspace(g, threads, pre), &own);
     if (!base)
         return sm_err_nomem(ctx);
-    /* weights [M, K] as [G][Mg / 8][K][8] and the bias as [G][Mg / 8][8],
-     * zero past Mg */
-    float *wpk = (float *)base, *bpk = wpk + J.l.mblocks * DIR_MB * g->K;
+    /* the bias as [G][Mg / 8][8], zero past Mg; then the weights unless
+     * prepacked */
+    float *bpk = (float *)(void *)base;
     for (int64_t b = 0; b < J.l.mblocks; b++)
         for (int m = 0; m < DIR_MB; m++) {
             int64_t j = b % J.l.mpg * DIR_MB + m;
             int64_t ch = b / J.l.mpg * g->Mg + j;
-            for (int64_t k = 0; k < g->K; k++)
-                wpk[(b * g->K + k) * DIR_MB + m] =
-                    j < g->Mg ? w[ch * g->K + k] : 0.0f;
             bpk[b * DIR_MB + m] = j < g->Mg && bias ? bias[ch] : 0.0f;
         }
+    if (!pre) {
+        float *lay = bpk + J.l.mblocks * DIR_MB;
+        dir_lay_weights(g, J.l.mpg, w, lay);
+        wpk = lay;
+    }
     J.wpk = wpk;
     J.bpk = bpk;
     J.ws = base + J.l.shared;
