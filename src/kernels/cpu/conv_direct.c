@@ -37,7 +37,8 @@
 #define DIR_MB 8
 /* Floats cdir_row may read past a row's last output. */
 #define DIR_SLACK 64
-/* A band's split input rows at most this. */
+/* The split input rows of a band that one group's pass reads at most
+ * this (dir_geometry). */
 #define DIR_BAND_BYTES ((size_t)192 << 10)
 
 static int dir_few_channels(const sm_conv_geom *g)
@@ -52,8 +53,9 @@ static double dir_fill(const sm_conv_geom *g)
 {
     int64_t rowwise = (g->OW + 31) / 32 * 32;
     double fill = (double)g->OW / (double)rowwise;
-    if (g->sh == 1 && g->sw == 1) {
-        int64_t rl = g->OW + (g->kw - 1) * g->dw; /* a padded row */
+    if (g->sh <= SM_ROWSPLIT_MAX_S && g->sw <= SM_ROWSPLIT_MAX_S) {
+        /* a row of one stride phase (sm_rowsplit's L) */
+        int64_t rl = ((g->OW - 1) * g->sw + (g->kw - 1) * g->dw) / g->sw + 1;
         int64_t run = (g->OH - 1) * rl + g->OW;
         double flat = (double)(g->OH * g->OW) / (double)((run + 31) / 32 * 32);
         fill = flat > fill ? flat : fill;
@@ -82,7 +84,7 @@ int sm_conv_direct_wanted(const sm_conv_geom *g)
         return 0;
     if (g->dh > 1 || g->dw > 1 || g->kh * g->kw >= 25)
         return 1;
-    return g->sh == 1 && g->sw == 1 && g->kh * g->kw > 1 && g->Cg <= 32;
+    return g->sh <= 2 && g->sw <= 2 && g->kh * g->kw > 1 && g->Cg <= 32;
 }
 
 const char *sm_conv_direct_why(const sm_conv_geom *g)
@@ -100,10 +102,14 @@ const char *sm_conv_direct_why(const sm_conv_geom *g)
 
 typedef struct dir_lay {
     sm_rowsplit rs;
-    int flat;     /* stride 1: the band as one run of rows rl apart */
-    int64_t rl;   /* floats per split row (its phases, and slack unless flat) */
-    int64_t band; /* output rows per task */
-    int64_t mpg;  /* blocks of 8 output channels per group */
+    int flat;        /* the band as one run of rows rl apart (dir_flat) */
+    int64_t rl;      /* floats per split row: flat, one phase (sm_rowsplit's L);
+                        else all its phases and slack */
+    int64_t npy;     /* flat: rows of a band per plane */
+    int64_t pstride; /* flat: floats per plane (npy * rl) */
+    int64_t chf;     /* floats of a channel's split rows in a band */
+    int64_t band;    /* output rows per task */
+    int64_t mpg;     /* blocks of 8 output channels per group */
     int64_t mblocks; /* G * mpg */
     int64_t obuf;    /* flat: floats per channel of the output scratch */
     size_t taps_at;  /* bytes into a thread's scratch */
@@ -115,16 +121,52 @@ static int64_t band_in_rows(const sm_conv_geom *g, int64_t bo)
     return (bo - 1) * g->sh + (g->kh - 1) * g->dh + 1;
 }
 
-/* Whether a stride-1 layer runs flat: its band's split rows, rl apart,
- * form one run in which output (oy, ox) is element oy * rl + ox of every
- * tap's run, so one cdir_row call sweeps all the band's rows and only
- * the rl - OW columns past each row's end are computed for nothing.
- * Chosen where that wastes less than rounding each row up to 32 outputs
- * (the widest ISA's vector pair): narrow planes (16, 8 or 56 wide). */
+/* Whether a layer runs flat: each channel's band of split rows is
+ * stored as sh * sw planes, plane (py, px) holding x-phase px of the
+ * input rows of y-phase py, rl (one phase's L) apart; tap (ky, kx) then
+ * starts in plane ((ky dh) % sh, (kx dw) % sw) at row (ky dh) / sh and
+ * column (kx dw) / sw, and output (oy, ox) is element oy * rl + ox of
+ * every tap's run, at any stride. So one cdir_row call sweeps all the
+ * band's rows and only the rl - OW columns past each row's end are
+ * computed for nothing. Chosen where that wastes less than rounding
+ * each row up to 32 outputs (the widest ISA's vector pair): narrow
+ * planes (16, 8 or 56 wide, and stride-2 rows of 8 to 28). */
 static int dir_flat(const sm_conv_geom *g, int64_t rl)
 {
     int64_t rowwise = (g->OW + 31) / 32 * 32;
-    return g->sh == 1 && g->sw == 1 && rl < rowwise;
+    return rl < rowwise;
+}
+
+/* The floats of one channel's split band of bo output rows. */
+static int64_t dir_chan_floats(const sm_conv_geom *g, const dir_lay *l,
+                               int64_t bo)
+{
+    int64_t nin = band_in_rows(g, bo);
+    if (!l->flat)
+        return nin * l->rl;
+    return g->sh * g->sw * ((nin + g->sh - 1) / g->sh) * l->rl;
+}
+
+/* The flat band of at most bmax output rows that computes the fewest
+ * outputs over a plane: each band's run, (bo - 1) rl + OW, is rounded up
+ * to 32 outputs (the widest ISA's vector pair), which wastes a quarter
+ * of a stride-2 band of 7 rows of 14 (rl 15: 104 of 128) and an eighth
+ * of one of 2 or 4; a band costs about 16 outputs more (its split and
+ * tap pointers), which breaks ties towards the larger. */
+static int64_t dir_flat_band(const sm_conv_geom *g, int64_t rl, int64_t bmax)
+{
+    int64_t best = bmax, best_cost = INT64_MAX;
+    for (int64_t bo = bmax; bo >= 1 && bo * 2 >= bmax; bo--) {
+        int64_t full = g->OH / bo, rest = g->OH % bo;
+        int64_t cost = full * (((bo - 1) * rl + g->OW + 31) / 32 * 32 + 16);
+        if (rest)
+            cost += ((rest - 1) * rl + g->OW + 31) / 32 * 32 + 16;
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = bo;
+        }
+    }
+    return best;
 }
 
 static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
@@ -133,25 +175,34 @@ static void dir_geometry(const sm_cpu_ops *ops, const sm_conv_geom *g,
     sm_rowsplit_init(&l->rs, g->OW, g->kw, g->sw, g->dw, g->pw, g->W,
                      ops ? ops->gather2 : NULL);
     int64_t len = sm_rowsplit_len(&l->rs);
-    l->flat = dir_flat(g, len);
-    l->rl = l->flat ? len : len + DIR_SLACK;
+    l->flat = dir_flat(g, l->rs.L);
+    l->rl = l->flat ? l->rs.L : len + DIR_SLACK;
     /* about 4 bands a thread, each within DIR_BAND_BYTES */
     int64_t want = 4 * (threads < 1 ? 1 : threads);
     int64_t per_img = (want + g->N - 1) / g->N;
     int64_t bo = (g->OH + per_img - 1) / per_img;
     bo = bo < 1 ? 1 : bo;
+    /* the split rows one group's pass reads within DIR_BAND_BYTES, all
+     * groups' within 4 times that */
     while (bo > 1 &&
-           (size_t)(g->C * band_in_rows(g, bo) * l->rl) * sizeof(float) >
-               DIR_BAND_BYTES)
+           ((size_t)(g->Cg * dir_chan_floats(g, l, bo)) * sizeof(float) >
+                DIR_BAND_BYTES ||
+            (size_t)(g->C * dir_chan_floats(g, l, bo)) * sizeof(float) >
+                4 * DIR_BAND_BYTES))
         bo = (bo + 1) / 2;
+    if (l->flat)
+        bo = dir_flat_band(g, l->rl, bo);
     l->band = bo;
+    l->chf = dir_chan_floats(g, l, bo);
+    l->npy = (band_in_rows(g, bo) + g->sh - 1) / g->sh;
+    l->pstride = l->npy * l->rl;
     l->mpg = (g->Mg + DIR_MB - 1) / DIR_MB;
     l->mblocks = g->G * l->mpg;
     /* flat: the run reads up to a row (the last tap's offset) and a vector
      * pair past the last channel's rows, and writes a scratch of 8
      * channels of bo rows; else a spare output row for channels past M */
     l->obuf = bo * l->rl + DIR_SLACK;
-    size_t floats = (size_t)(g->C * band_in_rows(g, bo) * l->rl) +
+    size_t floats = (size_t)(g->C * l->chf) +
                     (l->flat ? (size_t)(l->rl + DIR_SLACK + DIR_MB * l->obuf)
                              : (size_t)(g->OW + DIR_SLACK));
     /* the split rows, the output scratch, then the K tap pointers */
@@ -233,10 +284,10 @@ typedef struct dir_job {
 } dir_job;
 
 /* Step 1 of a task: the C * nr input rows of band rows starting at Y0
- * (input row Y0 - ph and on), split and padded, rl apart per row and
- * nin rows per channel. */
+ * (input row Y0 - ph and on), split and padded, chf floats per channel:
+ * rl apart per row, or flat in the planes of dir_flat. */
 static void dir_split(const dir_job *J, int64_t n, int64_t Y0, int64_t nr,
-                      int64_t nin, float *rows)
+                      float *rows)
 {
     const sm_conv_geom *g = J->g;
     const dir_lay *l = &J->l;
@@ -244,11 +295,18 @@ static void dir_split(const dir_job *J, int64_t n, int64_t Y0, int64_t nr,
         const float *xc = J->x + (n * g->C + c) * g->H * g->W;
         for (int64_t r = 0; r < nr; r++) {
             int64_t iy = Y0 + r - g->ph;
-            float *d = rows + (c * nin + r) * l->rl;
-            if (iy < 0 || iy >= g->H)
+            float *d = l->flat ? rows + c * l->chf +
+                                     r % g->sh * g->sw * l->pstride +
+                                     r / g->sh * l->rl
+                               : rows + c * l->chf + r * l->rl;
+            int64_t pitch = l->flat ? l->pstride : l->rs.L;
+            if (iy >= 0 && iy < g->H)
+                sm_rowsplit_row_pitch(&l->rs, xc + iy * g->W, 0.0f, d, pitch);
+            else if (!l->flat)
                 sm_rowsplit_fill(&l->rs, 0.0f, d);
             else
-                sm_rowsplit_row(&l->rs, xc + iy * g->W, 0.0f, d);
+                for (int64_t p = 0; p < g->sw; p++)
+                    memset(d + p * pitch, 0, (size_t)l->rl * sizeof(float));
         }
     }
 }
@@ -273,8 +331,7 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
     const dir_lay *l = &J->l;
     char *mine = J->ws + (size_t)tid * l->per_thread;
     float *rows = (float *)mine;
-    int64_t nin = band_in_rows(g, l->band);
-    float *spare = rows + g->C * nin * l->rl;
+    float *spare = rows + g->C * l->chf;
     int64_t bands = (g->OH + l->band - 1) / l->band;
     const float **taps = (const float **)(void *)(mine + l->taps_at);
     /* with a residual the rows are stored with the bias only; the
@@ -284,7 +341,7 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
         int64_t n = t / bands, oy0 = t % bands * l->band;
         int64_t bo = g->OH - oy0 < l->band ? g->OH - oy0 : l->band;
         int64_t nr = band_in_rows(g, bo);
-        dir_split(J, n, oy0 * g->sh, nr, nin, rows);
+        dir_split(J, n, oy0 * g->sh, nr, rows);
         if (l->flat) {
             /* the slack the last channel's run reads past its rows */
             float *obuf = spare + l->rl + DIR_SLACK;
@@ -292,9 +349,13 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
             int nt = 0;
             for (int64_t c = 0; c < g->C; c++)
                 for (int64_t ky = 0; ky < g->kh; ky++)
-                    for (int64_t kx = 0; kx < g->kw; kx++)
-                        taps[nt++] = rows + (c * nin + ky * g->dh) * l->rl +
-                                     sm_rowsplit_tap(&l->rs, kx);
+                    for (int64_t kx = 0; kx < g->kw; kx++) {
+                        int64_t oy = ky * g->dh, ox = kx * g->dw;
+                        taps[nt++] =
+                            rows + c * l->chf +
+                            (oy % g->sh * g->sw + ox % g->sw) * l->pstride +
+                            oy / g->sh * l->rl + ox / g->sw;
+                    }
             int64_t run = (bo - 1) * l->rl + g->OW;
             for (int64_t b = 0; b < l->mblocks; b++) {
                 int64_t grp = b / l->mpg, m0 = b % l->mpg * DIR_MB;
@@ -324,8 +385,8 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
             for (int64_t c = 0; c < g->C; c++)
                 for (int64_t ky = 0; ky < g->kh; ky++) {
                     const float *row =
-                        rows +
-                        (c * nin + (oy - oy0) * g->sh + ky * g->dh) * l->rl;
+                        rows + c * l->chf +
+                        ((oy - oy0) * g->sh + ky * g->dh) * l->rl;
                     for (int64_t kx = 0; kx < g->kw; kx++)
                         taps[nt++] = row + sm_rowsplit_tap(&l->rs, kx);
                 }
