@@ -312,15 +312,18 @@ static void dir_split(const dir_job *J, int64_t n, int64_t Y0, int64_t nr,
 }
 
 /* The residual and the activation over output rows [oy, oy + rows) of
- * image n, all M channels (cdir_row stored them with the bias only). */
-static void dir_residual(const dir_job *J, int64_t n, int64_t oy, int64_t rows)
+ * image n, channels [m0, m0 + mc) (cdir_row stored them with the bias
+ * only). */
+static void dir_residual(const dir_job *J, int64_t n, int64_t m0, int64_t mc,
+                         int64_t oy, int64_t rows)
 {
     const sm_conv_geom *g = J->g;
     sm_gemm_epi re = J->e;
+    int64_t ohw = g->OH * g->OW;
     re.t[0] = (sm_epi_term){0};
     re.t[1] = (sm_epi_term){J->res + n * g->r_sn, g->r_sm, g->r_sp, 1.0f};
-    J->ops->epi_tile(&re, J->y + n * g->M * g->OH * g->OW + oy * g->OW,
-                     g->OH * g->OW, 0, oy * g->OW, g->M, rows * g->OW);
+    J->ops->epi_tile(&re, J->y + (n * g->M + m0) * ohw + oy * g->OW, ohw, m0,
+                     oy * g->OW, mc, rows * g->OW);
 }
 
 /* Tasks [begin, end): (image, band of output rows). */
@@ -374,9 +377,12 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
                         memcpy(yc + r * g->OW, yp[m] + r * l->rl,
                                (size_t)g->OW * sizeof(float));
                 }
+                /* the block's residual while its rows are in L1, not a
+                 * pass over the band's M channels after all blocks */
+                int64_t mc = g->Mg - m0 < DIR_MB ? g->Mg - m0 : DIR_MB;
+                if (J->res)
+                    dir_residual(J, n, grp * g->Mg + m0, mc, oy0, bo);
             }
-            if (J->res)
-                dir_residual(J, n, oy0, bo);
             continue;
         }
         /* step 2: every output row, 8 channels at a time */
@@ -405,7 +411,7 @@ static void dir_bands(void *arg, int64_t begin, int64_t end, int tid)
                                  J->e.act_b, yp, g->OW);
             }
             if (J->res)
-                dir_residual(J, n, oy, 1);
+                dir_residual(J, n, 0, g->M, oy, 1);
         }
     }
 }
