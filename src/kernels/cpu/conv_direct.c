@@ -148,19 +148,19 @@ static int64_t dir_chan_floats(const sm_conv_geom *g, const dir_lay *l,
 }
 
 /* The flat band of at most bmax output rows that computes the fewest
- * outputs over a plane: each band's run, (bo - 1) rl + OW, is rounded up
- * to 32 outputs (the widest ISA's vector pair), which wastes a quarter
- * of a stride-2 band of 7 rows of 14 (rl 15: 104 of 128) and an eighth
- * of one of 2 or 4; a band costs about 16 outputs more (its split and
- * tap pointers), which breaks ties towards the larger. */
+ * outputs over a plane: each band's run, (bo - 1) rl + OW, is computed
+ * up to the next 16 outputs (the widest ISA's vector: cdir_row ends on
+ * a block of as few vectors as the rest needs), and a band costs about
+ * 16 outputs more (its split and tap pointers), which breaks ties
+ * towards the larger. */
 static int64_t dir_flat_band(const sm_conv_geom *g, int64_t rl, int64_t bmax)
 {
     int64_t best = bmax, best_cost = INT64_MAX;
     for (int64_t bo = bmax; bo >= 1 && bo * 2 >= bmax; bo--) {
         int64_t full = g->OH / bo, rest = g->OH % bo;
-        int64_t cost = full * (((bo - 1) * rl + g->OW + 31) / 32 * 32 + 16);
+        int64_t cost = full * (((bo - 1) * rl + g->OW + 15) / 16 * 16 + 16);
         if (rest)
-            cost += ((rest - 1) * rl + g->OW + 31) / 32 * 32 + 16;
+            cost += ((rest - 1) * rl + g->OW + 15) / 16 * 16 + 16;
         if (cost < best_cost) {
             best_cost = cost;
             best = bo;
