@@ -1,5 +1,5 @@
 /*
- * conv_direct.c - direct convolution, NCHW, for two kinds of layers:
+ * conv_direct.c - direct convolution, NCHW, for three kinds of layers:
  *   - few input channels (a network's stem: 3 channels, 3x3 or 7x7,
  *     stride 2): as an implicit GEMM such a layer has K = C * kh * kw =
  *     27 or 147, and gathering B (im2col, strided) costs about as much as
@@ -8,17 +8,22 @@
  *     copies each input kh * kw times with gaps and zero runs that break
  *     its copies into short pieces (a third of the time of a dilated
  *     64-channel layer went to im2col), while here every tap of a row of
- *     outputs is one contiguous run read in place.
+ *     outputs is one contiguous run read in place;
+ *   - kernels of stride 1 or 2 on 32 channels a group or fewer (ResNets
+ *     of 16 and 32 channels, ResNeXt's groups): Winograd's transforms
+ *     and im2col's copies cost more there than the multiplies they
+ *     save.
  * Each task takes a band of output rows of one image:
  *   1. the input rows the band reads are split once into their stride
  *      phases, zero-padded (rowsplit.h), so that tap (c, ky, kx) of
  *      consecutive outputs is a contiguous run;
- *   2. for each output row and each block of 8 output channels, the
- *      ISA's cdir_row sums the C * kh * kw taps in registers, every tap
- *      loaded once for the 8 channels, with the bias and the activation
- *      applied before its one store; with a residual, the bias goes in
- *      there and the residual and activation follow over the row of all
- *      M channels while it is in L1 (the ISA's epi_tile).
+ *   2. for each output row (or the whole band as one flat run, where
+ *      that wastes less: dir_flat) and each block of 8 output channels,
+ *      the ISA's cdir_row sums the C * kh * kw taps in registers, every
+ *      tap loaded once for the 8 channels, with the bias and the
+ *      activation applied before its one store; with a residual, the
+ *      bias goes in there and the residual and activation follow over
+ *      the rows just written while they are in L1 (the ISA's epi_tile).
  * Groups (ResNeXt's) run as G such layers over the same split rows.
  * The weights are laid out as [G][Mg / 8][K][8], K the taps of a group:
  * once at plan compile when they are a constant (sm_conv_direct_pack),
@@ -64,15 +69,18 @@ static double dir_fill(const sm_conv_geom *g)
 }
 
 /* Stems (few input channels); dilated taps and kernels of 5x5 and up of
- * any width; and other stride-1 kernels on 32 input channels or fewer
+ * any width; and other kernels of stride 1 or 2 on 32 input channels or
+ * fewer
  * (per group: ResNeXt's grouped 3x3 layers, not depthwise ones),
  * where Winograd's transforms and im2col cost more than its multiplies
  * save (ResNet blocks of 16 and 32 channels on 32 x 32 and 16 x 16
  * planes, batch 16, 1 thread: 1.4 -> 0.9 and 1.2 -> 0.85 ms a layer;
- * with 64 channels Winograd stays ahead, 1.2 against 2.3 ms at 56 x 56).
- * All of them only where at least 4/5 of the outputs computed are real
- * (dir_fill): not 8 x 8 or 7 x 7 planes, nor stride-2 rows of 33 to 39
- * outputs. See the file's comment. */
+ * with 64 channels Winograd stays ahead, 1.2 against 2.3 ms at 56 x 56;
+ * at stride 2 against im2col, 16 -> 32 channels at 32 x 32, batch 16:
+ * 0.77 -> 0.48 ms, ResNeXt's 8 groups of 32 at 28 x 28, batch 2: 1.04
+ * -> 0.85 ms). All of them only where at least 4/5 of the outputs
+ * computed are real (dir_fill): not 8 x 8 or 7 x 7 planes, nor a
+ * stride-2 8 x 8 output. See the file's comment. */
 int sm_conv_direct_wanted(const sm_conv_geom *g)
 {
     if ((g->Cg == 1 && g->G > 1) || g->sh > SM_ROWSPLIT_MAX_S ||
@@ -94,6 +102,12 @@ const char *sm_conv_direct_why(const sm_conv_geom *g)
     if (g->dh > 1 || g->dw > 1 || g->kh * g->kw >= 25)
         return "dilated or 5x5 and larger: every tap a contiguous run of the "
                "input, no im2col copies";
+    if (g->sh > 1 || g->sw > 1)
+        return g->G > 1 ? "strided, grouped, 32 input channels a group or "
+                          "fewer: stride phases in flat planes, no im2col "
+                          "copies"
+                        : "strided, 32 input channels or fewer: stride "
+                          "phases in flat planes, no im2col copies";
     return g->G > 1 ? "grouped, 32 input channels a group or fewer: no "
                       "im2col copies"
                     : "32 input channels or fewer: Winograd's transforms and "
