@@ -373,7 +373,7 @@ VINL void dw_quad3(const float *row, int64_t pitch, int64_t ps, const V *w,
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++)
         a[k] = vb;
-#pragma GCC unroll 3
+#pragma GCC unroll 2
     for (int ky = 0; ky < 3; ky++) {
         const float *r = row + ky * pitch;
         V x[9];
@@ -382,7 +382,7 @@ VINL void dw_quad3(const float *row, int64_t pitch, int64_t ps, const V *w,
             x[j] = j < 3 * S + 3 ? v_load(r + j * ps) : v_zero();
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
-#pragma GCC unroll 3
+#pragma GCC unroll 2
             for (int kx = 0; kx < 3; kx++)
                 a[k] = v_fma(w[ky * 3 + kx], x[k * S + kx], a[k]);
     }
@@ -487,9 +487,10 @@ static void dw_cblock(const float *in, int64_t pitch, int64_t ps, int64_t sh,
 }
 
 /* Output channels a direct convolution computes together (cdir_row),
- * and at most this many vectors of outputs per channel: 8 x 3
- * accumulators with 32 registers (3 loads and 8 broadcasts per 24
- * FMAs), 8 x 1 with 16. */
+ * and at most this many vectors of outputs per channel: 8 x 2
+ * accumulators with 32 registers (2 loads and 8 broadcasts per 16
+ * FMAs: one 512-bit FMA a cycle on Zen 4 is the limit, and 8 x 3 was
+ * no faster), 8 x 1 with 16. */
 #define CDIR_MB 8
 #define CDIR_XV (VL >= 16 ? 2 : 1)
 
@@ -504,27 +505,27 @@ VINL void cdir_block(const float *const *taps, int nt, const float *w,
     V acc[CDIR_MB][CDIR_XV];
 #pragma GCC unroll 8
     for (int m = 0; m < CDIR_MB; m++)
-#pragma GCC unroll 3
+#pragma GCC unroll 2
         for (int x = 0; x < xv; x++)
             acc[m][x] = v_set1(b[m]);
     for (int t = 0; t < nt; t++) {
         const float *p = taps[t] + i;
         const float *wt = w + t * CDIR_MB;
         V xs[CDIR_XV];
-#pragma GCC unroll 3
+#pragma GCC unroll 2
         for (int x = 0; x < xv; x++)
             xs[x] = v_load(p + x * VL);
 #pragma GCC unroll 8
         for (int m = 0; m < CDIR_MB; m++) {
             V wm = v_set1(wt[m]);
-#pragma GCC unroll 3
+#pragma GCC unroll 2
             for (int x = 0; x < xv; x++)
                 acc[m][x] = v_fma(wm, xs[x], acc[m][x]);
         }
     }
 #pragma GCC unroll 8
     for (int m = 0; m < CDIR_MB; m++)
-#pragma GCC unroll 3
+#pragma GCC unroll 2
         for (int x = 0; x < xv; x++) {
             int64_t r = n - i - x * VL;
             V v = v_act(acc[m][x], act, aa, ab);
@@ -549,13 +550,8 @@ static void cdir_row(const float *const *taps, int nt, const float *w,
     int64_t i = 0;
     for (; n - i > (CDIR_XV - 1) * VL; i += CDIR_XV * VL)
         cdir_block(taps, nt, w, b, act, aa, ab, y, i, n, CDIR_XV);
-#if CDIR_XV > 2
-    if (n - i > VL)
-        cdir_block(taps, nt, w, b, act, aa, ab, y, i, n, 2);
-    else
-#endif
-#if CDIR_XV > 1
-        if (n - i > 0)
+#if CDIR_XV == 2
+    if (n - i > 0)
         cdir_block(taps, nt, w, b, act, aa, ab, y, i, n, 1);
 #endif
 }
