@@ -37,6 +37,8 @@ static int cmp_double(const void *a, const void *b)
 typedef struct shape {
     const char *name;
     int64_t c, hw, m, k, stride, group;
+    int64_t dil;   /* 0: 1 */
+    int64_t batch; /* 0: 1 */
 } shape;
 
 static sm_tensor *tensor(int ndim, const int64_t *dims, unsigned seed)
@@ -58,16 +60,18 @@ static double bench_conv(const sm_cpu_kernel *k, const shape *s,
                          sm_threadpool *tp, double budget, double *flops,
                          double *best, char *path, size_t path_size)
 {
-    int64_t pad = s->k / 2, oh = (s->hw + 2 * pad - s->k) / s->stride + 1;
+    int64_t dil = s->dil ? s->dil : 1, nb = s->batch ? s->batch : 1;
+    int64_t ke = (s->k - 1) * dil + 1, pad = ke / 2;
+    int64_t oh = (s->hw + 2 * pad - ke) / s->stride + 1;
     sm_tensor *in[3] = {
-        tensor(4, (int64_t[]){1, s->c, s->hw, s->hw}, 1),
+        tensor(4, (int64_t[]){nb, s->c, s->hw, s->hw}, 1),
         tensor(4, (int64_t[]){s->m, s->c / s->group, s->k, s->k}, 2),
         tensor(1, (int64_t[]){s->m}, 3)};
-    sm_tensor *out[1] = {tensor(4, (int64_t[]){1, s->m, oh, oh}, 4)};
-    *flops = 2.0 * (double)(s->m * oh * oh) * (double)(s->c / s->group) *
+    sm_tensor *out[1] = {tensor(4, (int64_t[]){nb, s->m, oh, oh}, 4)};
+    *flops = 2.0 * (double)(nb * s->m * oh * oh) * (double)(s->c / s->group) *
              (double)(s->k * s->k);
     const sm_op_info *info = sm_op_info_get(SM_OP_FusedConv);
-    sm_attr al[4] = {
+    sm_attr al[5] = {
         {.name = "pads",
          .kind = SM_ATTR_INTS,
          .n = 4,
@@ -77,8 +81,12 @@ static double bench_conv(const sm_cpu_kernel *k, const shape *s,
          .n = 2,
          .v.ints = (int64_t[]){s->stride, s->stride}},
         {.name = "group", .kind = SM_ATTR_INT, .v.i = s->group},
-        {.name = "activation", .kind = SM_ATTR_STRING, .v.s = "relu"}};
-    sm_attrs at = {al, 4, info->spec, info->n_spec};
+        {.name = "activation", .kind = SM_ATTR_STRING, .v.s = "relu"},
+        {.name = "dilations",
+         .kind = SM_ATTR_INTS,
+         .n = 2,
+         .v.ints = (int64_t[]){dil, dil}}};
+    sm_attrs at = {al, 5, info->spec, info->n_spec};
     sm_kernel_operand ko[4];
     memset(ko, 0, sizeof ko);
     for (int i = 0; i < 4; i++) {
@@ -173,6 +181,18 @@ int main(int argc, char **argv)
         {"mbv2 dw3x3 96@112/2", 96, 112, 96, 3, 2, 96},
         {"mbv2 dw3x3 576@14", 576, 14, 576, 3, 1, 576},
         {"mbv2 conv 3x3/2 3->32", 3, 224, 32, 3, 2, 1},
+        /* layers of the sweep's worst convolution models (bench/sweep) */
+        {"rb16 3x3 16@32 b16", 16, 32, 16, 3, 1, 1, 1, 16},
+        {"rb16 3x3 32@16 b16", 32, 16, 32, 3, 1, 1, 1, 16},
+        {"rb16 3x3/2 16->32@32 b16", 16, 32, 32, 3, 2, 1, 1, 16},
+        {"rb16 3x3/2 32->64@16 b16", 32, 16, 64, 3, 2, 1, 1, 16},
+        {"rb16 3x3 64@8 b16", 64, 8, 64, 3, 1, 1, 1, 16},
+        {"eff dw3x3/2 144@32 b4", 144, 32, 144, 3, 2, 144, 1, 4},
+        {"eff dw5x5 360@8 b4", 360, 8, 360, 5, 1, 360, 1, 4},
+        {"k5 5x5 32@64 b2", 32, 64, 32, 5, 1, 1, 1, 2},
+        {"dil2 3x3 64@64", 64, 64, 64, 3, 1, 1, 2, 1},
+        {"rx g8 3x3 128@28 b2", 128, 28, 128, 3, 1, 8, 1, 2},
+        {"rx g8 3x3/2 256@28 b2", 256, 28, 256, 3, 2, 8, 1, 2},
     };
     sm_threadpool *tp2;
     if (sm_threadpool_new(NULL, 2, &tp2) != SMELT_OK)

@@ -103,10 +103,10 @@ expect 0 "within tolerance (atol 1e-06, rtol 0)" -- "$SMELT" compare \
     "$T/o/probs.npy" "$ROOT/examples/digits_cnn_probs.npy" --atol 1e-6 --rtol 0
 
 # --print-plan: each kernel step with its decision, on the forced ISA
-expect 0 "conv_f32_scalar        [direct taps=72]" -- \
+expect 0 "conv_f32_scalar        [direct taps=72 packed]" -- \
     "$SMELT" run "$M" --isa scalar --print-plan \
     --input "image=$ROOT/examples/digits_cnn_x.npy"
-expect 0 "[direct taps=9]" -- "$SMELT" run "$M" --print-plan \
+expect 0 "[direct taps=9 packed]" -- "$SMELT" run "$M" --print-plan \
     --input "image=$ROOT/examples/digits_cnn_x.npy"
 # ... and why the convolution took its path, at the end of its line
 expect 0 "(few input channels: taps read straight from the input)" -- \

@@ -158,7 +158,8 @@ static void test_config_records(void **state)
 
 /* The convolution decides once, by shape and by whether its weights are
  * constant: Winograd only for constant weights (it reads them only
- * transformed), and the prepack of the GEMM path only then too. */
+ * transformed), and the prepack of the GEMM and direct paths only then
+ * too. */
 static void test_conv_decides(void **state)
 {
     (void)state;
@@ -199,10 +200,11 @@ static void test_conv_decides(void **state)
                 fail_msg("case %zu (%s weights): %s, expected %s", i,
                          c ? "constant" : "run-time",
                          sm_cpu_algo_name(cfg.algo), sm_cpu_algo_name(want));
-            int packs = c && (want == SM_CPU_ALGO_WINOGRAD ||
-                              want == SM_CPU_ALGO_POS_MAJOR ||
-                              want == SM_CPU_ALGO_GEMM_1X1 ||
-                              want == SM_CPU_ALGO_IM2COL);
+            int packs =
+                c && (want == SM_CPU_ALGO_WINOGRAD ||
+                      want == SM_CPU_ALGO_POS_MAJOR ||
+                      want == SM_CPU_ALGO_GEMM_1X1 ||
+                      want == SM_CPU_ALGO_IM2COL || want == SM_CPU_ALGO_DIRECT);
             assert_int_equal(cfg.packs, packs);
             assert_true(cfg.ws_bytes > 0);
         }

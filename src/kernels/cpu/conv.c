@@ -10,7 +10,9 @@
  *   - winograd F(4x4, 3x3) (conv_winograd.c) and position-major
  * (conv_posmajor.c) for constant weights, which they read only in their
  * prepacked form;
- *   - direct for few input channels (conv_direct.c);
+ *   - direct (conv_direct.c) for few input channels, dilated taps, 5x5
+ *     and larger kernels and narrow layers, its weights prepacked when
+ *     constant;
  *   - depthwise layers row by row (conv_depthwise.c) or channel-interleaved
  *     (depthwise-blocked, conv_depthwise_blocked.c).
  * Bias, residual and activation run as the epilogue of every path, so a
@@ -316,8 +318,9 @@ static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w,
 
 /* The decision, its geometry and the scratch of its path. The GEMM paths
  * prepack constant weights as A panels, Winograd as its transformed
- * weights, the position-major product as B; the direct and depthwise
- * paths lay out their weights per run. */
+ * weights, the position-major product as B, the direct path in its
+ * channel blocks (weights computed at run time are laid out per run);
+ * the depthwise paths lay out theirs per run. */
 void sm_cpu_conv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
                            sm_cpu_config *c)
 {
@@ -339,8 +342,9 @@ void sm_cpu_conv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
         c->ws_bytes = sm_conv_depthwise_workspace(&g, threads);
         break;
     case SM_CPU_ALGO_DIRECT:
+        c->packs = const_w;
         c->geom[0] = g.K;
-        c->ws_bytes = sm_conv_direct_workspace(&g, threads);
+        c->ws_bytes = sm_conv_direct_workspace(&g, threads, const_w);
         break;
     case SM_CPU_ALGO_WINOGRAD:
         c->packs = 1;
@@ -391,6 +395,8 @@ smelt_status sm_cpu_conv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
         SM_TRY(sm_wino_pack(ctx, ops, w, g.M, g.C, &p));
     } else if (c->algo == SM_CPU_ALGO_POS_MAJOR) {
         SM_TRY(sm_conv_posmajor_pack(ctx, ops, &g, w, &p));
+    } else if (c->algo == SM_CPU_ALGO_DIRECT) {
+        SM_TRY(sm_conv_direct_pack(ctx, ops, &g, w, &p));
     } else {
         /* A panels, one packed matrix per group */
         sm_matf wv = {w, g.K, 1};
@@ -482,8 +488,8 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         return sm_conv_depthwise(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
                                  ws, wsb);
     case SM_CPU_ALGO_DIRECT:
-        return sm_conv_direct(a->ctx, ops, &g, x, w, bias, res, &base, y, tp,
-                              ws, wsb);
+        return sm_conv_direct(a->ctx, ops, &g, x, w, c->packs ? pa->data : NULL,
+                              bias, res, &base, y, tp, ws, wsb);
     case SM_CPU_ALGO_WINOGRAD: {
         sm_gemm_epi e;
         sm_conv_epi(&g, &base, bias, res, &e);

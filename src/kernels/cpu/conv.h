@@ -80,12 +80,20 @@ smelt_status sm_conv_posmajor_run(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
  * g->has_r). */
 int sm_conv_direct_wanted(const sm_conv_geom *g);
 const char *sm_conv_direct_why(const sm_conv_geom *g);
-size_t sm_conv_direct_workspace(const sm_conv_geom *g, int n_threads);
+size_t sm_conv_direct_workspace(const sm_conv_geom *g, int n_threads,
+                                int prepacked);
+/* Constant weights laid out once for the direct path (one sm_free'd
+ * block, its data read by sm_conv_direct as wpk). */
+smelt_status sm_conv_direct_pack(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
+                                 const sm_conv_geom *g, const float *w,
+                                 sm_gemm_pack **out);
+/* wpk: the data of sm_conv_direct_pack's block, or NULL to lay w out in
+ * the scratch on this run. */
 smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             const sm_conv_geom *g, const float *x,
-                            const float *w, const float *bias, const float *res,
-                            const sm_gemm_epi *epi, float *y, sm_threadpool *tp,
-                            void *ws, size_t ws_bytes);
+                            const float *w, const float *wpk, const float *bias,
+                            const float *res, const sm_gemm_epi *epi, float *y,
+                            sm_threadpool *tp, void *ws, size_t ws_bytes);
 
 /* Small planes by weights computed at run time (conv_batched.c): one
  * GEMM over the output positions of a chunk of images, single group, no

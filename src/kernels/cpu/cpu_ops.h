@@ -184,9 +184,9 @@ typedef struct sm_cpu_ops {
                       float act_b, int64_t OH, int64_t OW, float *out,
                       int64_t os, int64_t ors);
     /* y[m][i] = act(b[m] + sum over t < nt of w[t * 8 + m] * taps[t][i])
-     * for 8 output channels m and i < n: one output row of a direct
-     * convolution with few input channels (conv_direct.c). The taps are
-     * read up to 32 floats past n. */
+     * for 8 output channels m and i < n: one output row, or a flat band
+     * of rows, of a direct convolution (conv_direct.c). The taps are
+     * read up to a vector (VL floats) past n. */
     void (*cdir_row)(const float *const *taps, int nt, const float *w,
                      const float *b, int act, float act_a, float act_b,
                      float *const *y, int64_t n);

@@ -373,7 +373,7 @@ VINL void dw_quad3(const float *row, int64_t pitch, int64_t ps, const V *w,
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++)
         a[k] = vb;
-#pragma GCC unroll 3
+#pragma GCC unroll 2
     for (int ky = 0; ky < 3; ky++) {
         const float *r = row + ky * pitch;
         V x[9];
@@ -382,7 +382,7 @@ VINL void dw_quad3(const float *row, int64_t pitch, int64_t ps, const V *w,
             x[j] = j < 3 * S + 3 ? v_load(r + j * ps) : v_zero();
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
-#pragma GCC unroll 3
+#pragma GCC unroll 2
             for (int kx = 0; kx < 3; kx++)
                 a[k] = v_fma(w[ky * 3 + kx], x[k * S + kx], a[k]);
     }
@@ -487,56 +487,73 @@ static void dw_cblock(const float *in, int64_t pitch, int64_t ps, int64_t sh,
 }
 
 /* Output channels a direct convolution computes together (cdir_row),
- * and vectors of outputs per channel: 8 x 2 accumulators with 32
- * registers, 8 x 1 with 16. */
+ * and at most this many vectors of outputs per channel: 8 x 2
+ * accumulators with 32 registers (2 loads and 8 broadcasts per 16
+ * FMAs: one 512-bit FMA a cycle on Zen 4 is the limit, and 8 x 3 was
+ * no faster), 8 x 1 with 16. */
 #define CDIR_MB 8
 #define CDIR_XV (VL >= 16 ? 2 : 1)
 
+/* One block of xv vectors (xv <= CDIR_XV, a constant where inlined) of
+ * the outputs from i of cdir_row's CDIR_MB channels: every tap loaded
+ * once for all of them, the bias and activation before the stores,
+ * which stop at n. */
+VINL void cdir_block(const float *const *taps, int nt, const float *w,
+                     const float *b, int act, V aa, V ab, float *const *y,
+                     int64_t i, int64_t n, int xv)
+{
+    V acc[CDIR_MB][CDIR_XV];
+#pragma GCC unroll 8
+    for (int m = 0; m < CDIR_MB; m++)
+#pragma GCC unroll 2
+        for (int x = 0; x < xv; x++)
+            acc[m][x] = v_set1(b[m]);
+    for (int t = 0; t < nt; t++) {
+        const float *p = taps[t] + i;
+        const float *wt = w + t * CDIR_MB;
+        V xs[CDIR_XV];
+#pragma GCC unroll 2
+        for (int x = 0; x < xv; x++)
+            xs[x] = v_load(p + x * VL);
+#pragma GCC unroll 8
+        for (int m = 0; m < CDIR_MB; m++) {
+            V wm = v_set1(wt[m]);
+#pragma GCC unroll 2
+            for (int x = 0; x < xv; x++)
+                acc[m][x] = v_fma(wm, xs[x], acc[m][x]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < CDIR_MB; m++)
+#pragma GCC unroll 2
+        for (int x = 0; x < xv; x++) {
+            int64_t r = n - i - x * VL;
+            V v = v_act(acc[m][x], act, aa, ab);
+            if (r >= VL)
+                v_store(y[m] + i + x * VL, v);
+            else if (r > 0)
+                v_storen(y[m] + i + x * VL, v, r);
+        }
+}
+
 /* y[m][i] = act(b[m] + sum over t < nt of w[t * CDIR_MB + m] *
  * taps[t][i]) for m < CDIR_MB, i < n: CDIR_MB output channels of one
- * output row of a direct convolution (conv_direct.c), every tap a
- * contiguous run read once for all of them. The taps may be read up to
- * CDIR_XV * VL floats past n (the caller's rows have that slack); the
- * stores stop at n. */
+ * output row (or flat band) of a direct convolution (conv_direct.c).
+ * Blocks of CDIR_XV vectors while more than CDIR_XV - 1 remain, then
+ * one of as few vectors as the rest needs: a run is computed up to the
+ * next vector, and the taps are read less than VL floats past n. */
 static void cdir_row(const float *const *taps, int nt, const float *w,
                      const float *b, int act, float act_a, float act_b,
                      float *const *y, int64_t n)
 {
     V aa = v_set1(act_a), ab = v_set1(act_b);
-    for (int64_t i = 0; i < n; i += CDIR_XV * VL) {
-        V acc[CDIR_MB][CDIR_XV];
-#pragma GCC unroll 8
-        for (int m = 0; m < CDIR_MB; m++)
-#pragma GCC unroll 2
-            for (int x = 0; x < CDIR_XV; x++)
-                acc[m][x] = v_set1(b[m]);
-        for (int t = 0; t < nt; t++) {
-            const float *p = taps[t] + i;
-            const float *wt = w + t * CDIR_MB;
-            V xv[CDIR_XV];
-#pragma GCC unroll 2
-            for (int x = 0; x < CDIR_XV; x++)
-                xv[x] = v_load(p + x * VL);
-#pragma GCC unroll 8
-            for (int m = 0; m < CDIR_MB; m++) {
-                V wm = v_set1(wt[m]);
-#pragma GCC unroll 2
-                for (int x = 0; x < CDIR_XV; x++)
-                    acc[m][x] = v_fma(wm, xv[x], acc[m][x]);
-            }
-        }
-#pragma GCC unroll 8
-        for (int m = 0; m < CDIR_MB; m++)
-#pragma GCC unroll 2
-            for (int x = 0; x < CDIR_XV; x++) {
-                int64_t r = n - i - x * VL;
-                V v = v_act(acc[m][x], act, aa, ab);
-                if (r >= VL)
-                    v_store(y[m] + i + x * VL, v);
-                else if (r > 0)
-                    v_storen(y[m] + i + x * VL, v, r);
-            }
-    }
+    int64_t i = 0;
+    for (; n - i > (CDIR_XV - 1) * VL; i += CDIR_XV * VL)
+        cdir_block(taps, nt, w, b, act, aa, ab, y, i, n, CDIR_XV);
+#if CDIR_XV == 2
+    if (n - i > 0)
+        cdir_block(taps, nt, w, b, act, aa, ab, y, i, n, 1);
+#endif
 }
 
 /* 3 x 3 kernels (MobileNet's) with the cheap activations get fully
