@@ -5,7 +5,11 @@
  * half that causal), for tuning the block kernel without the plan around it.
  *
  *   attn_bench [--isa avx512|avx2|scalar] [--threads N] [--time SECONDS]
- *              [--len T]... [--heads H] [--dim D]
+ *              [--len T]... [--heads H] [--dim D] [--grad]
+ *
+ * --grad times the backward kernel (attention_grad.h) as well, on the
+ * forward's output and a random dO, and prints its time over the
+ * forward's (CPU times, unmasked and causal).
  *
  * Each figure is the fastest of repeated runs filling about --time
  * seconds (default 0.5) after one warm-up run: on a machine shared with
@@ -21,6 +25,7 @@
 
 #include "core/threadpool.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/attention_grad.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpuid.h"
 
@@ -55,14 +60,29 @@ static float *rand_buf(int64_t n, unsigned seed)
     return p;
 }
 
-/* The fastest seconds of one attention of H heads of D at length T. */
+/* One run of the forward (g NULL) or of the backward. */
+static int run_once(const sm_cpu_ops *ops, const sm_attn_args *a,
+                    const sm_attn_grad_args *g, void *ws, size_t wsb,
+                    sm_threadpool *tp)
+{
+    return g ? sm_cpu_attention_grad(ops, g, ws, wsb, tp)
+             : sm_cpu_attention(ops, a, ws, wsb, tp);
+}
+
+/* The fastest seconds of one attention of H heads of D at length T,
+ * forward, or (grad) backward from the forward's output and a random dO. */
 static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
-                        int causal, sm_threadpool *tp, double budget,
+                        int causal, int grad, sm_threadpool *tp, double budget,
                         double *cpu)
 {
     float *q = rand_buf(H * T * D, 1), *k = rand_buf(H * T * D, 2);
     float *v = rand_buf(H * T * D, 3), *o = malloc((size_t)(H * T * D) * 4);
+    float *dout = grad ? rand_buf(H * T * D, 4) : NULL;
+    float *dq = grad ? malloc((size_t)(H * T * D) * 12) : NULL;
     size_t wsb = sm_cpu_attention_ws(ops, D, D, sm_threadpool_size(tp));
+    size_t gwsb = sm_cpu_attention_grad_ws(D, D, T, sm_threadpool_size(tp));
+    if (grad && gwsb > wsb)
+        wsb = gwsb;
     void *ws = aligned_alloc(64, (wsb + 63) & ~(size_t)63);
     sm_attn_args a = {.batch = 1,
                       .q_heads = H,
@@ -77,13 +97,19 @@ static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
                       .k = k,
                       .v = v,
                       .out = o};
+    sm_attn_grad_args ga = {.f = a, .dout = dout, .dq = dq};
+    ga.dk = dq ? dq + H * T * D : NULL;
+    ga.dv = dq ? dq + 2 * H * T * D : NULL;
+    const sm_attn_grad_args *g = grad ? &ga : NULL;
     double t[200], c[200], best = -1;
     int n = 0;
-    if (q && k && v && o && ws && sm_cpu_attention(ops, &a, ws, wsb, tp) == 0) {
+    if (q && k && v && o && ws && (!grad || (dout && dq)) &&
+        sm_cpu_attention(ops, &a, ws, wsb, tp) == 0 &&
+        run_once(ops, &a, g, ws, wsb, tp) == 0) {
         double start = now();
         while (n < 200 && (n < 3 || now() - start < budget)) {
             double t0 = now(), c0 = cpu_now();
-            sm_cpu_attention(ops, &a, ws, wsb, tp);
+            run_once(ops, &a, g, ws, wsb, tp);
             c[n] = (cpu_now() - c0) / sm_threadpool_size(tp);
             t[n++] = now() - t0;
         }
@@ -96,6 +122,8 @@ static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
     free(k);
     free(v);
     free(o);
+    free(dout);
+    free(dq);
     free(ws);
     return best;
 }
@@ -103,7 +131,7 @@ static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
 int main(int argc, char **argv)
 {
     const char *isa = NULL;
-    int threads = 2, nlen = 0, ok = 1;
+    int threads = 2, nlen = 0, ok = 1, grad = 0;
     int64_t lens[16], H = 8, D = 64;
     double budget = 0.5;
     for (int i = 1; i < argc; i++) {
@@ -120,6 +148,8 @@ int main(int argc, char **argv)
             H = atoll(v);
         else if (!strcmp(argv[i], "--dim") && ++i)
             D = atoll(v);
+        else if (!strcmp(argv[i], "--grad"))
+            grad = 1;
         else {
             fprintf(stderr, "attn_bench: unknown argument %s\n", argv[i]);
             return 2;
@@ -147,12 +177,21 @@ int main(int argc, char **argv)
     for (int i = 0; i < nlen; i++) {
         int64_t T = lens[i];
         double fc = 0, cc = 0;
-        double f = bench_one(ops, T, H, D, 0, tp, budget, &fc);
-        double c = bench_one(ops, T, H, D, 1, tp, budget, &cc);
+        double f = bench_one(ops, T, H, D, 0, 0, tp, budget, &fc);
+        double c = bench_one(ops, T, H, D, 1, 0, tp, budget, &cc);
         double fl = 4.0 * (double)T * (double)T * (double)D * (double)H;
         printf("%6lld %9.3f %9.3f %9.1f %10.3f %10.3f %9.1f %7.2f\n",
                (long long)T, f * 1e3, fc * 1e3, fl / fc * 1e-9 / threads,
                c * 1e3, cc * 1e3, fl / 2 / cc * 1e-9 / threads, fc / cc);
+        if (!grad)
+            continue;
+        double gfc = 0, gcc = 0;
+        double gf = bench_one(ops, T, H, D, 0, 1, tp, budget, &gfc);
+        double gc = bench_one(ops, T, H, D, 1, 1, tp, budget, &gcc);
+        printf("%6s %9.3f %9.3f %9s %10.3f %10.3f %9s   backward; / forward "
+               "(cpu): %.2f unmasked, %.2f causal\n",
+               "bwd", gf * 1e3, gfc * 1e3, "", gc * 1e3, gcc * 1e3, "",
+               gfc / fc, gcc / cc);
     }
     sm_threadpool_free(tp);
     return 0;

@@ -4,64 +4,119 @@
  * and compiled per ISA (included by isa_*.c after attention.inc.h, whose
  * att_exp it uses).
  *
- * Every product is one primitive, agr_comb: an output row of whole
- * vectors plus a weighted sum of rows of a tile, the weights read with a
- * stride. So the scores S = (scale Q) K^T read K^T (copied per key block),
- * dP = dO V^T reads V^T, dV += P^T dO and dK += dS^T (scale Q) take
- * their weights down a column of P or dS, and dQ += dS K along a row.
- * Rows are padded to 16 floats (zeros), so every ISA runs whole vectors.
+ * Every product is one primitive, agr_comb: rows of whole vectors, each
+ * plus a weighted sum of the rows of a tile, the weights read with a
+ * stride, through a register tile of several output rows (so each loaded
+ * vector of the tile serves all of them). So the scores S = (scale Q) K^T
+ * read K^T (copied per key block), dP = dO V^T reads V^T, dV += P^T dO
+ * and dK += dS^T (scale Q) take their weights down a column of P or dS,
+ * and dQ += dS K along a row. Rows are padded to 16 floats (zeros), so
+ * every ISA runs whole vectors.
  */
 #include "kernels/cpu/attention_grad.h"
 
+/* Register tile of the products: AGR_R output rows x AGR_TV vectors of
+ * accumulators, one broadcast weight per row and AGR_TV loads of the
+ * summed rows per step (as the forward's score tile: AVX-512 24
+ * accumulators of 32 registers, AVX2 12 of 16). */
 #if VL == 16
-#define AGR_NV 4 /* 64 floats a run */
+#define AGR_R 6
+#define AGR_TV 4
+#elif VL == 8
+#define AGR_R 6
+#define AGR_TV 2
 #else
-#define AGR_NV 8 /* 64 floats (AVX2), 8 (scalar) */
+#define AGR_R 4
+#define AGR_TV 4
 #endif
 #define AGR_BQ SM_ATTN_GRAD_BQ
 #define AGR_BK SM_ATTN_BK
 
-/* out[0 .. nv VL) = (acc ? out : 0) + sum over t < n of coef[t cs] *
- * x[t ldx + 0 .. nv VL): nv accumulators stay in registers (nv a
- * constant after inlining). */
-ATT_INL void agr_comb_n(int nv, float *out, const float *coef, int64_t cs,
-                        const float *x, int64_t ldx, int64_t n, int acc)
+/* out[y][0 .. nv VL) = (acc ? out[y] : 0) + sum over t < n of
+ * coef[y crs + t cs] x[t ldx + 0 .. nv VL) for y < r, out rows ldo
+ * apart: r x nv accumulators stay in registers (r and nv constants after
+ * inlining) and each loaded vector of x serves r rows. */
+ATT_INL void agr_tile(int r, int nv, float *out, int64_t ldo, const float *coef,
+                      int64_t crs, int64_t cs, const float *x, int64_t ldx,
+                      int64_t n, int acc)
 {
-    V r[AGR_NV];
+    V s[AGR_R][AGR_TV];
 #pragma GCC unroll 8
-    for (int c = 0; c < nv; c++)
-        r[c] = acc ? v_load(out + c * VL) : v_zero();
-    for (int64_t t = 0; t < n; t++) {
-        V w = v_set1(coef[t * cs]);
-        const float *xr = x + t * ldx;
+    for (int y = 0; y < r; y++)
 #pragma GCC unroll 8
         for (int c = 0; c < nv; c++)
-            r[c] = v_fma(w, v_load(xr + c * VL), r[c]);
+            s[y][c] = acc ? v_load(out + y * ldo + c * VL) : v_zero();
+    for (int64_t t = 0; t < n; t++) {
+        V xv[AGR_TV];
+        const float *xr = x + t * ldx, *w = coef + t * cs;
+#pragma GCC unroll 8
+        for (int c = 0; c < nv; c++)
+            xv[c] = v_load(xr + c * VL);
+#pragma GCC unroll 8
+        for (int y = 0; y < r; y++) {
+            V wy = v_set1(w[y * crs]);
+#pragma GCC unroll 8
+            for (int c = 0; c < nv; c++)
+                s[y][c] = v_fma(wy, xv[c], s[y][c]);
+        }
     }
 #pragma GCC unroll 8
-    for (int c = 0; c < nv; c++)
-        v_store(out + c * VL, r[c]);
+    for (int y = 0; y < r; y++)
+#pragma GCC unroll 8
+        for (int c = 0; c < nv; c++)
+            v_store(out + y * ldo + c * VL, s[y][c]);
 }
 
-/* agr_comb_n over a row of W floats (a multiple of VL), AGR_NV vectors
- * at a time, then one run of the rest. */
-static void agr_comb(float *out, int64_t W, const float *coef, int64_t cs,
-                     const float *x, int64_t ldx, int64_t n, int acc)
+/* agr_tile over r rows (a constant after inlining) and a row of W floats
+ * (a multiple of VL): AGR_TV vectors at a time, then one tile of the
+ * rest. */
+ATT_INL void agr_rows(int r, float *out, int64_t ldo, int64_t W,
+                      const float *coef, int64_t crs, int64_t cs,
+                      const float *x, int64_t ldx, int64_t n, int acc)
 {
     int64_t c = 0;
-    for (; c + AGR_NV * VL <= W; c += AGR_NV * VL)
-        agr_comb_n(AGR_NV, out + c, coef, cs, x + c, ldx, n, acc);
+    for (; c + AGR_TV * VL <= W; c += AGR_TV * VL)
+        agr_tile(r, AGR_TV, out + c, ldo, coef, crs, cs, x + c, ldx, n, acc);
     switch ((W - c) / VL) {
 #define AGR_CASE(k)                                                            \
-    case k: agr_comb_n(k, out + c, coef, cs, x + c, ldx, n, acc); break;
+    case k:                                                                    \
+        agr_tile(r, k, out + c, ldo, coef, crs, cs, x + c, ldx, n, acc);       \
+        break;
+        AGR_CASE(1)
+#if AGR_TV > 2
+        AGR_CASE(2)
+        AGR_CASE(3)
+#endif
+#undef AGR_CASE
+    default: break;
+    }
+}
+
+/*
+ * The one product primitive: for each of the rows y < m of out (ldo
+ * apart, W floats each, W a multiple of VL), out[y] = (acc ? out[y] : 0)
+ * + sum over t < n of coef[y crs + t cs] * x[t ldx ..]. Rows go AGR_R at
+ * a time through the register tile, then one tile of the rest.
+ */
+static void agr_comb(float *out, int64_t ldo, int64_t m, int64_t W,
+                     const float *coef, int64_t crs, int64_t cs, const float *x,
+                     int64_t ldx, int64_t n, int acc)
+{
+    int64_t y = 0;
+    for (; y + AGR_R <= m; y += AGR_R)
+        agr_rows(AGR_R, out + y * ldo, ldo, W, coef + y * crs, crs, cs, x, ldx,
+                 n, acc);
+    float *o = out + y * ldo;
+    const float *cf = coef + y * crs;
+    switch (m - y) {
+#define AGR_CASE(k)                                                            \
+    case k: agr_rows(k, o, ldo, W, cf, crs, cs, x, ldx, n, acc); break;
         AGR_CASE(1)
         AGR_CASE(2)
         AGR_CASE(3)
-#if AGR_NV > 4
+#if AGR_R > 4
         AGR_CASE(4)
         AGR_CASE(5)
-        AGR_CASE(6)
-        AGR_CASE(7)
 #endif
 #undef AGR_CASE
     default: break;
@@ -133,9 +188,10 @@ static void agr_scores(const sm_attn_args *f, const agr_geo *g, int64_t i0,
                        int64_t nq, int64_t j0, int64_t nk, int64_t moff)
 {
     const int64_t *ms = f->mask_strides;
+    agr_comb(g->st, AGR_BK, nq, AGR_BK, g->qb, g->Dp, 1, g->kt, AGR_BK, g->D,
+             0);
     for (int64_t i = 0; i < nq; i++) {
         float *row = g->st + i * AGR_BK;
-        agr_comb(row, AGR_BK, g->qb + i * g->Dp, 1, g->kt, AGR_BK, g->D, 0);
         int64_t mo = moff + (i0 + i) * ms[2] + j0 * ms[3];
         if (f->mask_kind == SM_ATTN_MASK_FLOAT) {
             const float *m = (const float *)f->mask + mo;
@@ -247,6 +303,9 @@ static void agr_grads(const sm_attn_grad_args *a, const agr_geo *g,
             agr_rows_in(g->dob, g->Dvp, dout + i0 * g->Dv, g->Dv, g->Dv, nq,
                         1.0f);
             agr_scores(f, g, i0, nq, j0, nk, moff);
+            /* dP = dO V^T for the block's rows */
+            agr_comb(g->dpt, AGR_BK, nq, AGR_BK, g->dob, g->Dvp, 1, g->vt,
+                     AGR_BK, g->Dv, 0);
             for (int64_t i = 0; i < nq; i++) {
                 float *p = g->st + i * AGR_BK, *ds = g->dpt + i * AGR_BK;
                 float lse = g->lse[i0 + i];
@@ -255,8 +314,6 @@ static void agr_grads(const sm_attn_grad_args *a, const agr_geo *g,
                         p[j] = ds[j] = 0.0f;
                     continue;
                 }
-                agr_comb(ds, AGR_BK, g->dob + i * g->Dvp, 1, g->vt, AGR_BK,
-                         g->Dv, 0);
                 V lv = v_set1(lse), dv0 = v_set1(g->di[i0 + i]);
                 for (int64_t j = 0; j < AGR_BK; j += VL) {
                     V pj = att_exp(v_sub(v_load(p + j), lv));
@@ -266,15 +323,16 @@ static void agr_grads(const sm_attn_grad_args *a, const agr_geo *g,
                     v_store(p + j, pj);
                     v_store(ds + j, v_mul(pj, v_sub(v_load(ds + j), dv0)));
                 }
-                agr_comb(g->dqa + (i0 + i) * g->Dp, g->Dp, ds, 1, g->kb, g->Dp,
-                         nk, 1);
             }
-            for (int64_t j = 0; j < nk; j++) {
-                agr_comb(g->dvb + j * g->Dvp, g->Dvp, g->st + j, AGR_BK, g->dob,
-                         g->Dvp, nq, 1);
-                agr_comb(g->dkb + j * g->Dp, g->Dp, g->dpt + j, AGR_BK, g->qb,
-                         g->Dp, nq, 1);
-            }
+            /* dQ += dS K (a fully masked row's dS is 0), dV += P^T dO,
+             * dK += dS^T (scale Q): the last two take their weights down
+             * a column of P or dS */
+            agr_comb(g->dqa + i0 * g->Dp, g->Dp, nq, g->Dp, g->dpt, AGR_BK, 1,
+                     g->kb, g->Dp, nk, 1);
+            agr_comb(g->dvb, g->Dvp, nk, g->Dvp, g->st, 1, AGR_BK, g->dob,
+                     g->Dvp, nq, 1);
+            agr_comb(g->dkb, g->Dp, nk, g->Dp, g->dpt, 1, AGR_BK, g->qb, g->Dp,
+                     nq, 1);
         }
         for (int64_t j = 0; j < nk; j++) {
             for (int64_t x = 0; x < g->D; x++)
