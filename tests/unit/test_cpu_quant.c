@@ -319,6 +319,18 @@ static void test_convinteger(void **state)
                      A_INTS("dilations", 1, 2)),
                3);
     qconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, 1, NO_ATTRS, 4);
+    /* the channels-last paths: a kernel row inside the image copied as
+     * one run, rows and taps in the padding, a direct 1x1, a 1x1 with a
+     * stride, layouts large enough to split over the threads */
+    qconv_case(D(1, 19, 23, 21), D(37, 19, 3, 3), U8, I8, 1,
+               ATTRS(A_INTS("pads", 1, 1, 1, 1)), 5);
+    qconv_case(D(1, 3, 29, 31), D(9, 3, 7, 7), U8, I8, 1,
+               ATTRS(A_INTS("pads", 3, 3, 3, 3), A_INTS("strides", 2, 2)), 6);
+    qconv_case(D(2, 67, 13, 11), D(35, 67, 1, 1), I8, I8, 1, NO_ATTRS, 7);
+    qconv_case(D(1, 33, 15, 17), D(20, 33, 1, 1), U8, I8, 1,
+               ATTRS(A_INTS("strides", 2, 2)), 8);
+    qconv_case(D(1, 5, 40, 41), D(6, 5, 3, 5), U8, U8, 0,
+               ATTRS(A_INTS("pads", 0, 2, 1, 0), A_INTS("dilations", 2, 1)), 9);
 }
 
 /* One QLinearConv case on every instance against the reference, bit
@@ -366,6 +378,9 @@ static void test_qlinearconv(void **state)
                       A_INTS("dilations", 1, 2)),
                 3);
     qlconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, I8, 1, 0, NO_ATTRS, 4);
+    qlconv_case(D(1, 21, 19, 18), D(34, 21, 3, 3), U8, I8, U8, 1, 1,
+                ATTRS(A_INTS("pads", 1, 1, 1, 1)), 5);
+    qlconv_case(D(2, 40, 9, 7), D(17, 40, 1, 1), I8, I8, I8, 0, 1, NO_ATTRS, 6);
 }
 
 /* Pattern c (0..7) of the dynamic quantization's edge inputs in x:
