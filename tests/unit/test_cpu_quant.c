@@ -413,17 +413,22 @@ static void dq_pattern(sm_tensor *x, int c)
 }
 
 /* DynamicQuantizeLinear against the reference, bit for bit, on every
- * pattern of dq_pattern. */
+ * pattern of dq_pattern, on every int8 instance (each ISA's vector passes
+ * and the scalar one), small and split over the threads. */
 static void test_dynamicquantizelinear(void **state)
 {
     (void)state;
-    for (int c = 0; c < 8; c++) {
-        sm_tensor *x = ck_rand(2, D(7, 19), (unsigned)c + 1);
-        dq_pattern(x, c);
-        sm_tensor *in[1] = {x};
-        CK_CHECK(SM_OP_DynamicQuantizeLinear, 1, in, 3, NO_ATTRS, CK_ONE(dql),
-                 0u, 0, 0);
-    }
+    for (int c = 0; c < 8; c++)
+        for (int big = 0; big < 2; big++)
+            for (int e = 0; e < 2; e++) {
+                /* 3 x 9001: several chunks, split over the threads */
+                sm_tensor *x =
+                    ck_rand(2, big ? D(3, 9001) : D(7, 19), (unsigned)c + 1);
+                dq_pattern(x, c);
+                sm_tensor *in[1] = {x};
+                CK_CHECK(SM_OP_DynamicQuantizeLinear, 1, in, 3, NO_ATTRS,
+                         e ? Q8_SCALAR(dql) : Q8_ENTRIES(dql), 0u, 0, 0);
+            }
 }
 
 /* Cast i32 -> f32 against the reference, values past 2^24 included

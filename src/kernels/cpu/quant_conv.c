@@ -630,7 +630,7 @@ smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
                             const sm_cpu_config *c, const void *packed,
                             sm_threadpool *tp)
 {
-    (void)ops, (void)c, (void)packed, (void)tp;
+    (void)c, (void)packed;
     const sm_tensor *xt = a->in[0];
     if (a->out[0]->numel != xt->numel)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
@@ -638,8 +638,8 @@ smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
                       a->op_name);
     float scale;
     uint8_t zp;
-    sm_q8_quantize_dynamic(NULL, xt->data, xt->numel, a->out[0]->data, &scale,
-                           &zp, NULL);
+    sm_q8_quantize_dynamic(sm_q8_isa_of(ops), xt->data, xt->numel,
+                           a->out[0]->data, &scale, &zp, tp);
     if (a->n_out > 1 && a->out[1] && a->out[1]->numel == 1)
         *(float *)a->out[1]->data = scale;
     if (a->n_out > 2 && a->out[2] && a->out[2]->numel == 1)
