@@ -185,8 +185,11 @@ static void pack_a_range(void *arg, int64_t p0, int64_t p1, int tid)
             int64_t i = p * mr + r;
             const uint8_t *src = j->a + i * j->a_rs;
             uint32_t sum = 0;
+            /* the row sums only serve B's zero points (acc = raw - zbe
+             * rowsum - ...): none to apply, none to compute */
+            int sums = !j->zb_zero;
             if (flip) {
-                for (int64_t kk = 0; kk < j->k; kk++)
+                for (int64_t kk = 0; sums && kk < j->k; kk++)
                     sum += (uint8_t)(src[kk] ^ flip);
                 uint32_t f4 = 0x80808080u;
                 for (int64_t g = 0; g < full; g++) {
@@ -196,7 +199,7 @@ static void pack_a_range(void *arg, int64_t p0, int64_t p1, int tid)
                     memcpy(dst + (g * mr + r) * 4, &w, 4);
                 }
             } else {
-                for (int64_t kk = 0; kk < j->k; kk++)
+                for (int64_t kk = 0; sums && kk < j->k; kk++)
                     sum += src[kk];
                 for (int64_t g = 0; g < full; g++)
                     memcpy(dst + (g * mr + r) * 4, src + 4 * g, 4);
