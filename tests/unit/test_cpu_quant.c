@@ -319,6 +319,18 @@ static void test_convinteger(void **state)
                      A_INTS("dilations", 1, 2)),
                3);
     qconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, 1, NO_ATTRS, 4);
+    /* the channels-last paths: a kernel row inside the image copied as
+     * one run, rows and taps in the padding, a direct 1x1, a 1x1 with a
+     * stride, layouts large enough to split over the threads */
+    qconv_case(D(1, 19, 23, 21), D(37, 19, 3, 3), U8, I8, 1,
+               ATTRS(A_INTS("pads", 1, 1, 1, 1)), 5);
+    qconv_case(D(1, 3, 29, 31), D(9, 3, 7, 7), U8, I8, 1,
+               ATTRS(A_INTS("pads", 3, 3, 3, 3), A_INTS("strides", 2, 2)), 6);
+    qconv_case(D(2, 67, 13, 11), D(35, 67, 1, 1), I8, I8, 1, NO_ATTRS, 7);
+    qconv_case(D(1, 33, 15, 17), D(20, 33, 1, 1), U8, I8, 1,
+               ATTRS(A_INTS("strides", 2, 2)), 8);
+    qconv_case(D(1, 5, 40, 41), D(6, 5, 3, 5), U8, U8, 0,
+               ATTRS(A_INTS("pads", 0, 2, 1, 0), A_INTS("dilations", 2, 1)), 9);
 }
 
 /* One QLinearConv case on every instance against the reference, bit
@@ -366,6 +378,9 @@ static void test_qlinearconv(void **state)
                       A_INTS("dilations", 1, 2)),
                 3);
     qlconv_case(D(1, 17, 4, 4), D(33, 17, 1, 1), U8, U8, I8, 1, 0, NO_ATTRS, 4);
+    qlconv_case(D(1, 21, 19, 18), D(34, 21, 3, 3), U8, I8, U8, 1, 1,
+                ATTRS(A_INTS("pads", 1, 1, 1, 1)), 5);
+    qlconv_case(D(2, 40, 9, 7), D(17, 40, 1, 1), I8, I8, I8, 0, 1, NO_ATTRS, 6);
 }
 
 /* Pattern c (0..7) of the dynamic quantization's edge inputs in x:
@@ -398,17 +413,22 @@ static void dq_pattern(sm_tensor *x, int c)
 }
 
 /* DynamicQuantizeLinear against the reference, bit for bit, on every
- * pattern of dq_pattern. */
+ * pattern of dq_pattern, on every int8 instance (each ISA's vector passes
+ * and the scalar one), small and split over the threads. */
 static void test_dynamicquantizelinear(void **state)
 {
     (void)state;
-    for (int c = 0; c < 8; c++) {
-        sm_tensor *x = ck_rand(2, D(7, 19), (unsigned)c + 1);
-        dq_pattern(x, c);
-        sm_tensor *in[1] = {x};
-        CK_CHECK(SM_OP_DynamicQuantizeLinear, 1, in, 3, NO_ATTRS, CK_ONE(dql),
-                 0u, 0, 0);
-    }
+    for (int c = 0; c < 8; c++)
+        for (int big = 0; big < 2; big++)
+            for (int e = 0; e < 2; e++) {
+                /* 3 x 9001: several chunks, split over the threads */
+                sm_tensor *x =
+                    ck_rand(2, big ? D(3, 9001) : D(7, 19), (unsigned)c + 1);
+                dq_pattern(x, c);
+                sm_tensor *in[1] = {x};
+                CK_CHECK(SM_OP_DynamicQuantizeLinear, 1, in, 3, NO_ATTRS,
+                         e ? Q8_SCALAR(dql) : Q8_ENTRIES(dql), 0u, 0, 0);
+            }
 }
 
 /* Cast i32 -> f32 against the reference, values past 2^24 included
@@ -644,6 +664,77 @@ static void test_fusedqmatmul_bad_scale(void **state)
     }
 }
 
+/* The int8 kernel a plan of a FusedQMatMul compiled for isa level
+ * `level` (SMELT_ISA) chose, into name. */
+static void planned_kernel(const char *level, char *name, size_t size)
+{
+    const char *text = "graph t(%x: f32[3,5]) {\n"
+                       "  %b: i8[5,4] = const [1, -2, 3, -4, 5, -6, 7, -8, "
+                       "9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20]\n"
+                       "  %s: f32[] = const 0.01\n"
+                       "  %y: f32[3,4] = FusedQMatMul(%x, %b, %s)\n"
+                       "  return %y\n"
+                       "}\n";
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = NULL;
+    assert_int_equal(smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g),
+                     SMELT_OK);
+    setenv("SMELT_ISA", level, 1);
+    smelt_plan_options o;
+    smelt_plan_options_default(&o);
+    smelt_plan_t *p = NULL;
+    smelt_status st = smelt_plan_compile(ctx, g, &o, &p);
+    unsetenv("SMELT_ISA");
+    if (st != SMELT_OK)
+        fail_msg("compile for %s: %s", level, smelt_ctx_error(ctx));
+    name[0] = 0;
+    for (int i = 0; i < smelt_plan_num_steps(p); i++) {
+        smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
+        assert_int_equal(smelt_plan_step(p, i, &si), SMELT_OK);
+        if (!strcmp(si.op, "FusedQMatMul"))
+            snprintf(name, size, "%s", si.kernel);
+    }
+    smelt_plan_free(p);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+}
+
+/* The plan picks the widest int8 kernel of each ISA level the CPU has:
+ * avx512 the zmm VNNI one, else the ymm one; avx2 the ymm VNNI one
+ * (AVX-VNNI) where the CPU has it, else vpmaddubsw; scalar the C one.
+ * The int8 ISAs this CPU lacks are named as skipped (the tests above run
+ * every instance the CPU has, and skip the others silently). */
+static void test_isa_selection(void **state)
+{
+    (void)state;
+    unsigned f = sm_cpu_detect();
+    for (size_t s = 0; s < N_OF(isas); s++)
+        if ((f & isa_need[s]) != isa_need[s])
+            print_message("int8 kernel %s: skipped, this CPU lacks it\n",
+                          isas[s]->name);
+        else
+            print_message("int8 kernel %s: tested\n", isas[s]->name);
+    int vnni512 = (f & isa_need[0]) == isa_need[0];
+    int vnni256 = (f & isa_need[1]) == isa_need[1];
+    int avx2 = (f & isa_need[2]) == isa_need[2];
+    const char *want2 = vnni256 ? "qfmm_i8_avxvnni"
+                        : avx2  ? "qfmm_i8_avx2"
+                                : "qfmm_i8_scalar";
+    const char *want512 = vnni512 ? "qfmm_i8_avx512vnni" : want2;
+    const struct {
+        const char *level, *want;
+    } cases[] = {
+        {"scalar", "qfmm_i8_scalar"}, {"avx2", want2}, {"avx512", want512}};
+    for (size_t i = 0; i < N_OF(cases); i++) {
+        char got[64];
+        planned_kernel(cases[i].level, got, sizeof got);
+        print_message("--isa %s plans %s\n", cases[i].level, got);
+        if (strcmp(got, cases[i].want))
+            fail_msg("--isa %s planned %s, expected %s", cases[i].level, got,
+                     cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -661,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_fusedqmatmul),
         cmocka_unit_test(test_fusedqmatmul_edges),
         cmocka_unit_test(test_fusedqmatmul_bad_scale),
+        cmocka_unit_test(test_isa_selection),
     };
     sm_q8_set_parallel_threshold(0);
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);

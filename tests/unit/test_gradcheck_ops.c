@@ -80,6 +80,11 @@ static const struct {
      "straight-through (round has derivative 1) and LSQ for the scale; "
      "test_grad_fakequant checks them against the surrogate's central "
      "differences"},
+    {"FusedQMatMul",
+     "an f32 A's gradient is straight-through (its quantization frozen), "
+     "and the op runs in f32 only, not on the widened f64 cases; "
+     "test_grad_qmatmul checks every gradient against an f64 model's "
+     "central differences"},
 };
 
 static const char *surrogate_rule(const char *op)

@@ -18,9 +18,11 @@ enum {
     SM_CPU_AVXVNNI = 1u << 6 /* VEX vpdpbusd on ymm (int8 kernels) */
 };
 
-/* The ISA levels SMELT_ISA and the plan's isa option name. */
+/* The ISA levels SMELT_ISA and the plan's isa option name. AVX-VNNI
+ * (VEX vpdpbusd on ymm) belongs to the 256-bit level: `avx2` plans its
+ * int8 kernels where the CPU has it (the vpmaddubsw ones otherwise). */
 #define SM_CPU_LEVEL_SCALAR 0u
-#define SM_CPU_LEVEL_AVX2 (SM_CPU_AVX2 | SM_CPU_FMA)
+#define SM_CPU_LEVEL_AVX2 (SM_CPU_AVX2 | SM_CPU_FMA | SM_CPU_AVXVNNI)
 #define SM_CPU_LEVEL_AVX512                                                    \
     (SM_CPU_LEVEL_AVX2 | SM_CPU_AVX512F | SM_CPU_AVX512BW |                    \
      SM_CPU_AVX512VNNI | SM_CPU_AVX512BF16 | SM_CPU_AVXVNNI)

@@ -150,10 +150,31 @@ int sm_cpu_qconv_supports(const sm_kernel_desc *d)
     return qconv_analyze(d, &g);
 }
 
-/* Bytes of one image's im2col rows. */
+/* A 1x1 convolution with unit strides and no padding: the channels-last
+ * image is A itself, no im2col. */
+static int qconv_direct(const qconv_geom *g)
+{
+    return g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+           g->pw == 0 && g->OH == g->H && g->OW == g->W;
+}
+
+static size_t al64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* Bytes of one image's im2col rows (none for a direct convolution). */
 static size_t col_bytes(const qconv_geom *g)
 {
-    return ((size_t)(g->OH * g->OW * g->C * g->KH * g->KW) + 63) & ~(size_t)63;
+    return qconv_direct(g)
+               ? 0
+               : al64((size_t)(g->OH * g->OW * g->C * g->KH * g->KW));
+}
+
+/* Bytes of one image in channels-last order. */
+static size_t hwc_bytes(const qconv_geom *g)
+{
+    return al64((size_t)(g->C * g->H * g->W));
 }
 
 void sm_cpu_qconv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
@@ -169,15 +190,30 @@ void sm_cpu_qconv_configure(const sm_cpu_ops *ops, const sm_kernel_desc *d,
     c->geom[1] = g.M;
     c->geom[2] = K;
     c->geom[3] = g.N;
-    c->ws_bytes = col_bytes(&g) +
-                  sm_q8_gemm_workspace(sm_q8_isa_of(ops), P, K, g.M, !c->packs);
+    /* run-time weights: their (kh, kw, c) copy after the GEMM's space */
+    c->ws_bytes =
+        col_bytes(&g) + hwc_bytes(&g) +
+        sm_q8_gemm_workspace(sm_q8_isa_of(ops), P, K, g.M, !c->packs) +
+        (c->packs ? 0 : al64((size_t)(K * g.M)));
 }
 
-/* W [M, K] as B [K, N = M]: element (k, m) at w[m * K + k]. */
-static sm_q8_b *pack_w(const sm_q8_isa *isa, const sm_tensor *w, void *mem)
+/*
+ * W [M, C, KH, KW] as B [K, N = M] with the depth in the im2col rows'
+ * order (kh, kw, c): the weights are first copied into that order in tmp
+ * (K * M bytes), then packed.
+ */
+static sm_q8_b *pack_w(const sm_q8_isa *isa, const sm_tensor *w, void *tmp,
+                       void *mem)
 {
-    int64_t M = w->dims[0], K = w->numel / (M ? M : 1);
-    return sm_q8_pack_b(isa, w->data, w->dtype, 1, K, K, M, mem);
+    int64_t M = w->dims[0], C = w->dims[1], KH = w->dims[2], KW = w->dims[3];
+    int64_t K = C * KH * KW;
+    const uint8_t *src = w->data;
+    uint8_t *dst = tmp;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t t = 0; t < KH * KW; t++)
+                dst[m * K + t * C + c] = src[(m * C + c) * KH * KW + t];
+    return sm_q8_pack_b(isa, dst, w->dtype, 1, K, K, M, mem);
 }
 
 smelt_status sm_cpu_qconv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
@@ -194,38 +230,86 @@ smelt_status sm_cpu_qconv_prepack(const sm_cpu_ops *ops, smelt_ctx_t *ctx,
     const sm_tensor *w = const_in[wi];
     int64_t M = w->dims[0], K = w->numel / (M ? M : 1);
     void *mem = sm_malloc(sm_q8_pack_b_bytes(isa, K, M));
-    if (!mem)
+    void *tmp = sm_malloc((size_t)(K * M) + 1);
+    if (!mem || !tmp) {
+        sm_free(mem);
+        sm_free(tmp);
         return sm_err(ctx, SMELT_ERR_NOMEM,
                       "out of memory packing int8 weights");
-    *packed = pack_w(isa, w, mem);
+    }
+    *packed = pack_w(isa, w, tmp, mem);
+    sm_free(tmp);
     return SMELT_OK;
 }
 
-/* The im2col rows of image n: row p (an output position) holds the K
- * taps (c, i, j) in W's order; taps outside the input hold pad. */
-static void im2col(const qconv_geom *g, const uint8_t *x, uint8_t pad,
-                   uint8_t *col)
+/* What the threads of one image's layout passes share. */
+typedef struct qconv_job {
+    const qconv_geom *g;
+    const uint8_t *x; /* the image, [C, H, W] */
+    uint8_t *xt;      /* the image, [H, W, C] */
+    uint8_t *col;     /* im2col rows */
+    uint8_t pad;      /* x's raw zero point */
+} qconv_job;
+
+/* Positions [s0, s1) of x [C, H*W] into xt [H*W, C], 64 positions at a
+ * time so that the rows read stay in cache while they are written. */
+static void hwc_range(void *arg, int64_t s0, int64_t s1, int tid)
 {
-    int64_t K = g->C * g->KH * g->KW;
-    for (int64_t oy = 0; oy < g->OH; oy++)
-        for (int64_t ox = 0; ox < g->OW; ox++) {
-            uint8_t *row = col + (oy * g->OW + ox) * K;
-            for (int64_t c = 0; c < g->C; c++)
-                for (int64_t i = 0; i < g->KH; i++) {
-                    int64_t iy = oy * g->sh - g->ph + i * g->dh;
-                    if (iy < 0 || iy >= g->H) {
-                        memset(row, pad, (size_t)g->KW);
-                        row += g->KW;
-                        continue;
-                    }
-                    const uint8_t *src = x + (c * g->H + iy) * g->W;
-                    for (int64_t j = 0; j < g->KW; j++) {
-                        int64_t ix = ox * g->sw - g->pw + j * g->dw;
-                        *row++ = ix >= 0 && ix < g->W ? src[ix] : pad;
-                    }
-                }
+    (void)tid;
+    const qconv_job *j = arg;
+    int64_t C = j->g->C, HW = j->g->H * j->g->W;
+    for (int64_t b = s0; b < s1; b += 64) {
+        int64_t e = b + 64 < s1 ? b + 64 : s1;
+        for (int64_t c = 0; c < C; c++) {
+            const uint8_t *src = j->x + c * HW;
+            for (int64_t s = b; s < e; s++)
+                j->xt[s * C + c] = src[s];
         }
+    }
 }
+
+/*
+ * The im2col rows of output positions [p0, p1): row p holds the K taps
+ * in (kh, kw, c) order, read from the channels-last image, so each tap is
+ * a run of C bytes and, with unit dilation, a kernel row inside the image
+ * is one run of KW * C bytes; taps outside the input hold pad.
+ */
+static void col_range(void *arg, int64_t p0, int64_t p1, int tid)
+{
+    (void)tid;
+    const qconv_job *j = arg;
+    const qconv_geom *g = j->g;
+    int64_t C = g->C, K = C * g->KH * g->KW;
+    size_t run = (size_t)(g->KW * C);
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t oy = p / g->OW, ox = p % g->OW;
+        uint8_t *row = j->col + p * K;
+        int64_t ix0 = ox * g->sw - g->pw;
+        int inside = ix0 >= 0 && ix0 + (g->KW - 1) * g->dw < g->W;
+        for (int64_t i = 0; i < g->KH; i++, row += run) {
+            int64_t iy = oy * g->sh - g->ph + i * g->dh;
+            if (iy < 0 || iy >= g->H) {
+                memset(row, j->pad, run);
+                continue;
+            }
+            const uint8_t *src = j->xt + iy * g->W * C;
+            if (inside && g->dw == 1) {
+                memcpy(row, src + ix0 * C, run);
+                continue;
+            }
+            for (int64_t t = 0; t < g->KW; t++) {
+                int64_t ix = ix0 + t * g->dw;
+                if (ix >= 0 && ix < g->W)
+                    memcpy(row + t * C, src + ix * C, (size_t)C);
+                else
+                    memset(row + t * C, j->pad, (size_t)C);
+            }
+        }
+    }
+}
+
+/* Layout passes of fewer bytes run on the calling thread. */
+#define QCONV_PAR_BYTES ((int64_t)1 << 15)
 
 /* Input i of a as an epilogue vector (absent: p NULL). */
 static sm_q8_vec qvec(const sm_kargs *a, int i)
@@ -295,22 +379,31 @@ smelt_status sm_cpu_qconv_run(const sm_cpu_ops *ops, const sm_kargs *a,
     }
     int64_t P = g.OH * g.OW, K = g.C * g.KH * g.KW;
     uint8_t *col = a->workspace;
-    char *ws = (char *)a->workspace + col_bytes(&g);
+    uint8_t *xt = col + col_bytes(&g);
+    char *ws = (char *)xt + hwc_bytes(&g);
     const sm_q8_b *bp = packed;
-    if (!bp)
-        bp = pack_w(isa, a->in[sl.w],
-                    ws + sm_q8_gemm_workspace(isa, P, K, g.M, 0));
+    if (!bp) {
+        char *pb = ws + sm_q8_gemm_workspace(isa, P, K, g.M, 0);
+        bp = pack_w(isa, a->in[sl.w], pb + sm_q8_pack_b_bytes(isa, K, g.M), pb);
+    }
     e.za = qvec(a, sl.zx);
     e.zb = qvec(a, sl.zw);
     const sm_tensor *zx = sl.zx < a->n_in ? a->in[sl.zx] : NULL;
-    uint8_t pad = zx ? ((const uint8_t *)zx->data)[0] : 0;
+    qconv_job job = {&g, NULL, xt, col,
+                     zx ? ((const uint8_t *)zx->data)[0] : 0};
+    int direct = qconv_direct(&g);
     size_t es = smelt_dtype_size(a->out[0]->dtype);
+    sm_threadpool *lay =
+        (direct ? g.C * g.H * g.W : P * K) >= QCONV_PAR_BYTES ? tp : NULL;
     (void)c;
     for (int64_t n = 0; n < g.N; n++) {
-        im2col(&g, (const uint8_t *)a->in[0]->data + n * g.C * g.H * g.W, pad,
-               col);
+        job.x = (const uint8_t *)a->in[0]->data + n * g.C * g.H * g.W;
+        sm_parallel_for(lay, g.H * g.W, 0, hwc_range, &job);
+        if (!direct)
+            sm_parallel_for(lay, P, 0, col_range, &job);
         char *y = (char *)a->out[0]->data + (size_t)(n * g.M * P) * es;
-        sm_q8_gemm(isa, P, col, a->in[0]->dtype, K, bp, &e, y, 1, P, ws, tp);
+        sm_q8_gemm(isa, P, direct ? xt : col, a->in[0]->dtype, K, bp, &e, y, 1,
+                   P, ws, tp);
     }
     return SMELT_OK;
 }
@@ -537,7 +630,7 @@ smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
                             const sm_cpu_config *c, const void *packed,
                             sm_threadpool *tp)
 {
-    (void)ops, (void)c, (void)packed, (void)tp;
+    (void)c, (void)packed;
     const sm_tensor *xt = a->in[0];
     if (a->out[0]->numel != xt->numel)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
@@ -545,8 +638,8 @@ smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,
                       a->op_name);
     float scale;
     uint8_t zp;
-    sm_q8_quantize_dynamic(NULL, xt->data, xt->numel, a->out[0]->data, &scale,
-                           &zp, NULL);
+    sm_q8_quantize_dynamic(sm_q8_isa_of(ops), xt->data, xt->numel,
+                           a->out[0]->data, &scale, &zp, tp);
     if (a->n_out > 1 && a->out[1] && a->out[1]->numel == 1)
         *(float *)a->out[1]->data = scale;
     if (a->n_out > 2 && a->out[2] && a->out[2]->numel == 1)

@@ -185,8 +185,11 @@ static void pack_a_range(void *arg, int64_t p0, int64_t p1, int tid)
             int64_t i = p * mr + r;
             const uint8_t *src = j->a + i * j->a_rs;
             uint32_t sum = 0;
+            /* the row sums only serve B's zero points (acc = raw - zbe
+             * rowsum - ...): none to apply, none to compute */
+            int sums = !j->zb_zero;
             if (flip) {
-                for (int64_t kk = 0; kk < j->k; kk++)
+                for (int64_t kk = 0; sums && kk < j->k; kk++)
                     sum += (uint8_t)(src[kk] ^ flip);
                 uint32_t f4 = 0x80808080u;
                 for (int64_t g = 0; g < full; g++) {
@@ -196,7 +199,7 @@ static void pack_a_range(void *arg, int64_t p0, int64_t p1, int tid)
                     memcpy(dst + (g * mr + r) * 4, &w, 4);
                 }
             } else {
-                for (int64_t kk = 0; kk < j->k; kk++)
+                for (int64_t kk = 0; sums && kk < j->k; kk++)
                     sum += src[kk];
                 for (int64_t g = 0; g < full; g++)
                     memcpy(dst + (g * mr + r) * 4, src + 4 * g, 4);
@@ -333,6 +336,25 @@ static void col_params(q8_job *j)
     uint32_t zae =
         (uint32_t)vec_i64(&e->za, 0) + (j->adt == SMELT_DTYPE_I8 ? 128 : 0);
     j->zb_zero = 1;
+    if (f32 && !e->zb.p && (!e->sb.p || e->sb.dt == SMELT_DTYPE_F32) &&
+        (!e->bias.p || e->bias.dt == SMELT_DTYPE_F32)) {
+        /* the common case (no zero points for B, f32 scales and bias)
+         * without the per-element dtype dispatch: the same values */
+        uint32_t zbe = (uint32_t)-j->bp->bshift;
+        const float *sb = e->sb.n > 0 ? e->sb.p : NULL;
+        const float *bias = e->bias.n > 0 ? e->bias.p : NULL;
+        int64_t nsb = e->sb.n, nb = e->bias.n;
+        uint32_t mul = j->za_const ? zae : 1;
+        j->zb_zero = zbe == 0;
+        for (int64_t c = 0; c < n; c++) {
+            j->zbe[c] = zbe;
+            j->colk[c] = ((uint32_t)j->bp->colsum[c] - K * zbe) * mul;
+            j->sf[c] =
+                (float)(sa * (sb ? (double)sb[nsb == 1 ? 0 : c % nsb] : 1.0));
+            j->bf[c] = bias ? bias[nb == 1 ? 0 : c % nb] : 0.0f;
+        }
+        return;
+    }
     for (int64_t c = 0; c < n; c++) {
         int64_t zb = e->zb.p ? vec_i64(&e->zb, c) : 0;
         j->zbe[c] = (uint32_t)(zb - j->bp->bshift);
