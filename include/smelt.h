@@ -342,6 +342,37 @@ smelt_status smelt_graph_quantize(smelt_ctx_t *ctx, smelt_graph_t *g,
                                   const smelt_quantize_options *o,
                                   char **layers);
 
+/* What dynamic quantization costs, layer by layer (smelt_quantize_report). */
+typedef struct smelt_quantize_report smelt_quantize_report_t;
+
+/* Measures every layer smelt_graph_quantize(o) would rewrite in g, alone:
+ * a copy of g with only that layer quantized, run by the reference
+ * interpreter on the calibration inputs (n_inputs, g's inputs in order),
+ * against g over all outputs (MSE, and cosine similarity of the outputs
+ * as one vector). With tolerance >= 0 the layers whose MSE exceeds it are
+ * kept f32 (negative: none is; NaN is refused). Last, g with every other
+ * layer quantized is measured (row -1). g is not changed; pass
+ * smelt_quantize_report_exclude as o->exclude to smelt_graph_quantize.
+ * Release *out with smelt_quantize_report_free. */
+smelt_status smelt_quantize_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
+                                   const smelt_quantize_options *o,
+                                   smelt_tensor_t *const *inputs,
+                                   int n_inputs, double tolerance,
+                                   smelt_quantize_report_t **out);
+void smelt_quantize_report_free(smelt_quantize_report_t *r);
+/* The layers measured, in graph order; row i's node name, MSE, cosine
+ * and whether it is kept f32 (over the tolerance). mse and cosine of row
+ * -1 are those of all the quantized layers together; NaN (NULL, 0) out
+ * of range. */
+int smelt_quantize_report_num_layers(const smelt_quantize_report_t *r);
+const char *smelt_quantize_report_layer(const smelt_quantize_report_t *r,
+                                        int i);
+double smelt_quantize_report_mse(const smelt_quantize_report_t *r, int i);
+double smelt_quantize_report_cosine(const smelt_quantize_report_t *r, int i);
+int smelt_quantize_report_kept_f32(const smelt_quantize_report_t *r, int i);
+/* o->exclude plus the layers kept f32, comma separated ("" for none). */
+const char *smelt_quantize_report_exclude(const smelt_quantize_report_t *r);
+
 /* Observers of activation ranges for smelt_graph_quantize_qat. */
 typedef enum smelt_qat_observer {
     SMELT_QAT_MINMAX = 0,    /* the smallest and largest value seen */

@@ -122,6 +122,25 @@ smelt_tensor_t *smx_wrap(smelt_ctx_t *ctx, PyArrayObject *arr)
     return t;
 }
 
+PyObject *smx_value_tuple(const char *name, smelt_dtype dt, int nd,
+                          const int64_t *dims, const char *const *syms)
+{
+    PyObject *shape = nd < 0 ? Py_NewRef(Py_None) : PyTuple_New(nd);
+    for (int a = 0; shape && a < nd; a++) {
+        const char *sym = syms ? syms[a] : NULL;
+        PyObject *d = dims[a] >= 0 ? PyLong_FromLongLong(dims[a])
+                      : sym        ? PyUnicode_FromString(sym)
+                                   : Py_NewRef(Py_None);
+        if (!d) {
+            Py_CLEAR(shape);
+            break;
+        }
+        PyTuple_SET_ITEM(shape, a, d);
+    }
+    return shape ? Py_BuildValue("(ssN)", name, smelt_dtype_name(dt), shape)
+                 : NULL;
+}
+
 static void free_capsule(PyObject *cap)
 {
     smelt_tensor_free(PyCapsule_GetPointer(cap, "smelt.tensor"));

@@ -58,6 +58,11 @@ int smx_errors_init(PyObject *module);
 smelt_ctx_t *smx_ctx(void);
 
 /* convert.c */
+/* (name, dtype, shape) of one graph or plan input or output: shape None
+ * when nd < 0, else a tuple of dims[a], or syms[a] (when syms is given
+ * and names one) or None where dims[a] < 0. */
+PyObject *smx_value_tuple(const char *name, smelt_dtype dt, int nd,
+                          const int64_t *dims, const char *const *syms);
 int smx_dtype_to_npy(smelt_dtype dt);
 smelt_dtype smx_npy_to_dtype(int npy);
 /* obj as an array fit to pass as input `name`: C-contiguous, aligned,
@@ -101,9 +106,13 @@ PyObject *smx_model_new(smelt_graph_t *g);
  * the new reference *keep); None: NULL. */
 int smx_dims_string(PyObject *dims, PyObject **keep, const char **out);
 
+/* quantize.c: Model._quantize, _quantize_qat, _quantize_convert */
+PyObject *smx_quantize(smx_model *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_quantize_qat(smx_model *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_quantize_convert(smx_model *self, PyObject *unused);
+
 /* transform.c: Model methods that make graphs or move weights */
 PyObject *smx_grad(smx_model *self, PyObject *args, PyObject *kwargs);
-PyObject *smx_quantize(smx_model *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_add_loss(smx_model *self, PyObject *args);
 PyObject *smx_add_optimizer(smx_model *self, PyObject *args);
 PyObject *smx_optim_roles(smx_model *self, PyObject *unused);

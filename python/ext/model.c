@@ -550,25 +550,22 @@ static PyObject *model_values(smx_model *self, int outputs)
     for (int i = 0; list && i < n; i++) {
         int nd = outputs ? smelt_graph_output_ndim(g, i)
                          : smelt_graph_input_ndim(g, i);
-        PyObject *shape = nd < 0 ? Py_NewRef(Py_None) : PyTuple_New(nd);
-        for (int a = 0; shape && a < nd; a++) {
-            int64_t d = outputs ? smelt_graph_output_dim(g, i, a)
-                                : smelt_graph_input_dim(g, i, a);
-            const char *sym = outputs ? smelt_graph_output_dim_name(g, i, a)
-                                      : smelt_graph_input_dim_name(g, i, a);
-            PyTuple_SET_ITEM(shape, a,
-                             d >= 0 ? PyLong_FromLongLong(d)
-                             : sym  ? PyUnicode_FromString(sym)
-                                    : Py_NewRef(Py_None));
+        int64_t dims[SMELT_MAX_DIMS];
+        const char *syms[SMELT_MAX_DIMS];
+        if (nd > SMELT_MAX_DIMS)
+            nd = -1;
+        for (int a = 0; a < nd; a++) {
+            dims[a] = outputs ? smelt_graph_output_dim(g, i, a)
+                              : smelt_graph_input_dim(g, i, a);
+            syms[a] = outputs ? smelt_graph_output_dim_name(g, i, a)
+                              : smelt_graph_input_dim_name(g, i, a);
         }
-        smelt_dtype dt = outputs ? smelt_graph_output_dtype(g, i)
-                                 : smelt_graph_input_dtype(g, i);
         PyObject *item =
-            shape ? Py_BuildValue("(ssN)",
-                                  outputs ? smelt_graph_output_name(g, i)
-                                          : smelt_graph_input_name(g, i),
-                                  smelt_dtype_name(dt), shape)
-                  : NULL;
+            smx_value_tuple(outputs ? smelt_graph_output_name(g, i)
+                                    : smelt_graph_input_name(g, i),
+                            outputs ? smelt_graph_output_dtype(g, i)
+                                    : smelt_graph_input_dtype(g, i),
+                            nd, dims, syms);
         if (!item) {
             Py_CLEAR(list);
             break;
@@ -649,6 +646,10 @@ static PyMethodDef model_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "the joint forward+backward graph"},
     {"_quantize", (PyCFunction)(void (*)(void))smx_quantize,
      METH_VARARGS | METH_KEYWORDS, "a dynamically quantized copy"},
+    {"_quantize_qat", (PyCFunction)(void (*)(void))smx_quantize_qat,
+     METH_VARARGS | METH_KEYWORDS, "a copy with fake quantization"},
+    {"_quantize_convert", (PyCFunction)smx_quantize_convert, METH_NOARGS,
+     "the int8 form of a QAT model"},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef model_getset[] = {

@@ -372,21 +372,21 @@ static PyObject *plan_values(smx_plan *self, int outputs)
     PyObject *list = PyList_New(n);
     for (Py_ssize_t i = 0; list && i < n; i++) {
         int k = (int)i;
-        smelt_dtype dt = outputs ? smelt_plan_output_dtype(self->p, k)
-                                 : smelt_plan_input_dtype(self->p, k);
         int nd = outputs ? smelt_plan_output_ndim(self->p, k)
                          : smelt_plan_input_ndim(self->p, k);
-        PyObject *shape = nd < 0 ? Py_NewRef(Py_None) : PyTuple_New(nd);
-        for (int a = 0; shape && a < nd; a++) {
-            int64_t d = outputs ? smelt_plan_output_dim(self->p, k, a)
-                                : smelt_plan_input_dim(self->p, k, a);
-            PyTuple_SET_ITEM(
-                shape, a, d < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(d));
-        }
+        int64_t dims[SMELT_MAX_DIMS];
+        if (nd > SMELT_MAX_DIMS)
+            nd = -1;
+        for (int a = 0; a < nd; a++)
+            dims[a] = outputs ? smelt_plan_output_dim(self->p, k, a)
+                              : smelt_plan_input_dim(self->p, k, a);
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
         PyObject *item =
-            shape ? Py_BuildValue("(OsN)", PyTuple_GET_ITEM(names, i),
-                                  smelt_dtype_name(dt), shape)
-                  : NULL;
+            name ? smx_value_tuple(name,
+                                   outputs ? smelt_plan_output_dtype(self->p, k)
+                                           : smelt_plan_input_dtype(self->p, k),
+                                   nd, dims, NULL)
+                 : NULL;
         if (!item) {
             Py_CLEAR(list);
             break;

@@ -1,8 +1,8 @@
 /*
  * transform.c - new graphs and weights from a Model: the gradient graph,
- * int8 quantization, the pieces of a training step (loss, optimizer
- * update, their roles), initializers in and out, bound sizes. Each is one
- * call of the C API on a copy; smelt.train (python/smelt) drives them.
+ * the pieces of a training step (loss, optimizer update, their roles),
+ * initializers in and out, bound sizes (int8 quantization: quantize.c). Each is
+ * one call of the C API on a copy; smelt.train (python/smelt) drives them.
  */
 #include <string.h>
 
@@ -74,41 +74,6 @@ PyObject *smx_grad(smx_model *self, PyObject *args, PyObject *kwargs)
     }
     PyMem_Free(names);
     Py_XDECREF(seq);
-    return r;
-}
-
-/* quantize(per_channel=False, conv=False, exclude=None, only=None) ->
- * (a new int8 Model, the names of the nodes rewritten). */
-PyObject *smx_quantize(smx_model *self, PyObject *args, PyObject *kwargs)
-{
-    static char *kw[] = {"per_channel", "conv", "exclude", "only", NULL};
-    smelt_quantize_options o;
-    smelt_quantize_options_default(&o);
-    int pc = 0, conv = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppzz", kw, &pc, &conv,
-                                     &o.exclude, &o.only))
-        return NULL;
-    o.per_channel = pc;
-    o.conv = conv;
-    smelt_ctx_t *ctx = smx_ctx();
-    if (!ctx)
-        return NULL;
-    smelt_graph_t *g = NULL;
-    char *layers = NULL;
-    smelt_status st = smelt_graph_clone(ctx, self->g, &g);
-    if (st == SMELT_OK)
-        st = smelt_graph_quantize(ctx, g, &o, &layers);
-    PyObject *r = NULL;
-    if (st == SMELT_OK) {
-        PyObject *m = smx_model_new(g);
-        g = NULL;
-        r = m ? Py_BuildValue("(Ns)", m, layers ? layers : "") : NULL;
-    } else {
-        smx_raise(ctx, st);
-    }
-    smelt_graph_free(g);
-    smelt_string_free(layers);
-    smelt_ctx_free(ctx);
     return r;
 }
 

@@ -153,14 +153,15 @@ class Model(_smelt.Model, _Runner):
                           params_as_inputs=params_as_inputs)
 
     def quantize(self, per_channel=False, conv=False, exclude=None,
-                 only=None):
-        """A dynamically int8-quantized copy (smelt quantize); its
-        `layers` names the nodes rewritten."""
-        m, layers = self._quantize(per_channel=per_channel, conv=conv,
-                                   exclude=_names(exclude),
-                                   only=_names(only))
-        m.layers = [s for s in layers.split(",") if s]
-        return m
+                 only=None, inputs=None, report=False, tolerance=None,
+                 qat=False, observer=None, percentile=None, convert=False,
+                 frame=None):
+        """smelt quantize as a method: see smelt.quantize."""
+        return quantize(self, per_channel=per_channel, conv=conv,
+                        exclude=exclude, only=only, inputs=inputs,
+                        report=report, tolerance=tolerance, qat=qat,
+                        observer=observer, percentile=percentile,
+                        convert=convert, frame=frame)
 
     def __repr__(self):
         ins = ", ".join("%s: %s%s" % (n, d, list(s) if s is not None else "")
@@ -356,10 +357,96 @@ def grad(model, loss=None, wrt=None, reduce="sum", params_as_inputs=False):
                       params_as_inputs=params_as_inputs)
 
 
-def quantize(model, per_channel=False, conv=False, exclude=None, only=None):
-    """smelt quantize: a dynamically int8-quantized copy (Model.quantize)."""
-    return model.quantize(per_channel=per_channel, conv=conv,
-                          exclude=exclude, only=only)
+def _calibration(model, inputs):
+    """inputs for the report or QAT: one array (a one-input model), a
+    list in input order, or a dict by input name."""
+    if isinstance(inputs, dict):
+        return inputs
+    if hasattr(inputs, "shape") and hasattr(inputs, "dtype"):
+        return [inputs]
+    return list(inputs)
+
+
+def _report_rows(rows, frame):
+    """The C side's (layer, mse, cosine, kept_f32) tuples as dicts, the
+    last (all quantized layers together) apart."""
+    layers = [{"layer": n, "mse": m, "cosine": c, "kept_f32": k}
+              for n, m, c, k in rows[:-1]]
+    total = {"mse": rows[-1][1], "cosine": rows[-1][2]}
+    if frame is False:
+        return layers, total
+    if frame:
+        import pandas
+        return pandas.DataFrame(layers), total
+    return _frame(layers), total
+
+
+def quantize(model, per_channel=False, conv=False, exclude=None, only=None,
+             inputs=None, report=False, tolerance=None, qat=False,
+             observer=None, percentile=None, convert=False, frame=None):
+    """smelt quantize: a new Model, in one of three modes as the CLI's
+    --dynamic (the default), --qat and --convert.
+
+    Dynamic: MatMul and Gemm (and Conv with conv=True) to int8, weights
+    per tensor or per_channel, `exclude` or `only` node names; `layers`
+    lists the nodes rewritten. With calibration `inputs` (one array, a
+    list in input order, or a dict by name) and report=True or a
+    `tolerance`, every layer is measured alone against f32 (output MSE
+    and cosine): `report` holds one row per layer (layer, mse, cosine,
+    kept_f32; a DataFrame when pandas is installed, as profile's frame=)
+    and `report_total` the error of all quantized layers together; the
+    layers whose MSE exceeds `tolerance` stay f32.
+
+    qat=True: fake quantization with scales observed on `inputs`
+    (observer "minmax" or "percentile" with `percentile`), for smelt.train;
+    `layers` lists the layers. convert=True: the int8 form of a trained
+    QAT model; `weights` and `activations` count what it folded and kept.
+    """
+    if qat and convert:
+        raise ValueError("quantize: qat or convert, not both")
+    if convert and (per_channel or conv or exclude or only or
+                    inputs is not None or report or tolerance is not None or
+                    observer or percentile is not None):
+        raise ValueError("quantize: convert takes the QAT model as it is: "
+                         "no other option")
+    if not qat and (observer or percentile is not None):
+        raise ValueError("quantize: observer and percentile are qat's")
+    if qat and (only or report or tolerance is not None):
+        raise ValueError("quantize: only, report and tolerance are the "
+                         "dynamic mode's")
+    if (qat or report or tolerance is not None) and inputs is None:
+        raise ValueError("quantize: %s needs calibration inputs" %
+                         ("qat" if qat else "report or tolerance"))
+    if inputs is not None and not (qat or report or tolerance is not None):
+        raise ValueError("quantize: inputs are for report, tolerance or qat")
+    if tolerance is not None and tolerance < 0:
+        raise ValueError("quantize: tolerance must be >= 0, not %r" %
+                         (tolerance,))
+    if percentile is not None and observer != "percentile":
+        raise ValueError("quantize: percentile goes with "
+                         "observer='percentile'")
+    if convert:
+        m, nw, na = model._quantize_convert()
+        m.weights, m.activations = nw, na
+        return m
+    if qat:
+        kw = {"per_channel": per_channel, "conv": conv,
+              "exclude": _names(exclude), "observer": observer or "minmax"}
+        if percentile is not None:
+            kw["percentile"] = float(percentile)
+        m, layers = model._quantize_qat(_calibration(model, inputs), **kw)
+        m.layers = [s for s in layers.split(",") if s]
+        return m
+    measure = report or tolerance is not None
+    m, layers, rows = model._quantize(
+        per_channel=per_channel, conv=conv, exclude=_names(exclude),
+        only=_names(only),
+        inputs=_calibration(model, inputs) if measure else None,
+        tolerance=-1.0 if tolerance is None else float(tolerance))
+    m.layers = [s for s in layers.split(",") if s]
+    m.report, m.report_total = (_report_rows(rows, frame) if rows is not None
+                                else (None, None))
+    return m
 
 
 _OPTIMIZERS = {"sgd": 0, "adam": 1, "adamw": 2}

@@ -5,12 +5,11 @@
  * as standard ONNX.
  *
  * --report and --tolerance measure each layer's added error on the
- * --input data: the model with that layer alone quantized, run by the
- * reference interpreter, against the f32 model, over all outputs (MSE,
- * and cosine similarity of the outputs as one vector). With --tolerance
- * the layers whose MSE exceeds T stay f32.
+ * --input data (smelt_quantize_report): the model with that layer alone
+ * quantized, run by the reference interpreter, against the f32 model,
+ * over all outputs (MSE, and cosine similarity of the outputs as one
+ * vector). With --tolerance the layers whose MSE exceeds T stay f32.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,70 +42,6 @@ void cli_quantize_help(FILE *out)
     cli_options_help(out, "quantize");
 }
 
-/* The outputs of g on inputs (n_out of them, caller frees). */
-static int run_ref(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                   smelt_tensor_t **inputs, smelt_tensor_t **outs)
-{
-    int n_in = smelt_graph_num_inputs(g), n_out = smelt_graph_num_outputs(g);
-    if (smelt_graph_run_reference(ctx, g, inputs, n_in, outs, n_out) !=
-        SMELT_OK)
-        return cli_fail(ctx, "run");
-    return 0;
-}
-
-/* MSE and cosine similarity of got against want over all outputs. */
-static void compare(smelt_tensor_t **got, smelt_tensor_t **want, int n,
-                    double *mse, double *cosine)
-{
-    double se = 0, dot = 0, gg = 0, ww = 0;
-    int64_t count = 0;
-    for (int o = 0; o < n; o++) {
-        int64_t k = smelt_tensor_numel(want[o]);
-        if (smelt_tensor_numel(got[o]) != k)
-            continue;
-        for (int64_t i = 0; i < k; i++) {
-            double g = smelt_tensor_get_f64(got[o], i);
-            double w = smelt_tensor_get_f64(want[o], i);
-            se += (g - w) * (g - w);
-            dot += g * w;
-            gg += g * g;
-            ww += w * w;
-        }
-        count += k;
-    }
-    *mse = count ? se / (double)count : 0;
-    *cosine = gg > 0 && ww > 0 ? dot / sqrt(gg * ww) : (gg == ww ? 1 : 0);
-}
-
-static void free_all(smelt_tensor_t **t, int n)
-{
-    for (int i = 0; t && i < n; i++)
-        smelt_tensor_free(t[i]);
-}
-
-/* A clone of g quantized with o, its outputs on inputs compared with
- * want. Returns 0 or 1 after printing the error. */
-static int measure(smelt_ctx_t *ctx, const smelt_graph_t *g,
-                   const smelt_quantize_options *o, smelt_tensor_t **inputs,
-                   smelt_tensor_t **want, double *mse, double *cosine)
-{
-    int n_out = smelt_graph_num_outputs(g);
-    smelt_graph_t *q = NULL;
-    smelt_tensor_t **got = calloc((size_t)n_out + 1, sizeof *got);
-    int rc = !got;
-    if (!rc && (smelt_graph_clone(ctx, g, &q) != SMELT_OK ||
-                smelt_graph_quantize(ctx, q, o, NULL) != SMELT_OK))
-        rc = cli_fail(ctx, "quantize");
-    if (!rc)
-        rc = run_ref(ctx, q, inputs, got);
-    if (!rc)
-        compare(got, want, n_out, mse, cosine);
-    free_all(got, n_out);
-    free(got);
-    smelt_graph_free(q);
-    return rc;
-}
-
 /* Appends name to the comma-separated *list (grown with realloc). */
 static int append_name(char **list, const char *name, size_t len)
 {
@@ -123,69 +58,48 @@ static int append_name(char **list, const char *name, size_t len)
 }
 
 /*
- * The per-layer report: every layer the options would quantize, measured
- * alone; layers over the tolerance (tol >= 0) are appended to *exclude.
+ * The per-layer report (smelt_quantize_report on the --input data),
+ * printed with print; the layers over the tolerance (tol >= 0) are
+ * appended to *exclude.
  */
 static int report(smelt_ctx_t *ctx, const cli_args *args,
                   const smelt_graph_t *g, const smelt_quantize_options *base,
                   double tol, int print, char **exclude)
 {
-    int n_in = smelt_graph_num_inputs(g), n_out = smelt_graph_num_outputs(g);
+    int n_in = smelt_graph_num_inputs(g);
     smelt_tensor_t **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
-    smelt_tensor_t **want = calloc((size_t)n_out + 1, sizeof *want);
-    smelt_graph_t *probe = NULL;
-    char *layers = NULL;
-    int rc = !inputs || !want;
+    smelt_quantize_report_t *r = NULL;
+    int rc = !inputs;
     cli_input_rule rule = {0};
     rule.dim_default = -1;
     if (!rc)
         rc = cli_bind_inputs(ctx, args, g, &rule, inputs);
-    if (!rc)
-        rc = run_ref(ctx, g, inputs, want);
-    if (!rc && (smelt_graph_clone(ctx, g, &probe) != SMELT_OK ||
-                smelt_graph_quantize(ctx, probe, base, &layers) != SMELT_OK))
+    if (!rc &&
+        smelt_quantize_report(ctx, g, base, inputs, n_in, tol, &r) != SMELT_OK)
         rc = cli_fail(ctx, "quantize");
     if (!rc && print)
         printf("%-32s %14s %10s  %s\n", "layer", "output MSE", "cosine",
                "kept");
-    for (const char *p = layers; !rc && p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        char *only = malloc(len + 1);
-        if (!only) {
+    int n = smelt_quantize_report_num_layers(r);
+    for (int i = 0; !rc && i < n; i++) {
+        const char *name = smelt_quantize_report_layer(r, i);
+        int kept = smelt_quantize_report_kept_f32(r, i);
+        if (print)
+            printf("%-32s %14.6g %10.6f  %s\n", name,
+                   smelt_quantize_report_mse(r, i),
+                   smelt_quantize_report_cosine(r, i),
+                   kept ? "f32 (over tolerance)" : "int8");
+        if (kept && append_name(exclude, name, strlen(name)))
             rc = 1;
-            break;
-        }
-        memcpy(only, p, len);
-        only[len] = 0;
-        smelt_quantize_options o = *base;
-        o.only = only;
-        double mse = 0, cosine = 1;
-        rc = measure(ctx, g, &o, inputs, want, &mse, &cosine);
-        int over = !rc && tol >= 0 && mse > tol;
-        if (!rc && print)
-            printf("%-32s %14.6g %10.6f  %s\n", only, mse, cosine,
-                   over ? "f32 (over tolerance)" : "int8");
-        if (over && append_name(exclude, only, len))
-            rc = 1;
-        free(only);
-        p = e ? e + 1 : p + len;
     }
-    if (!rc && print) {
-        smelt_quantize_options o = *base;
-        o.exclude = *exclude;
-        double mse = 0, cosine = 1;
-        rc = measure(ctx, g, &o, inputs, want, &mse, &cosine);
-        if (!rc)
-            printf("%-32s %14.6g %10.6f\n", "(all quantized layers)", mse,
-                   cosine);
-    }
-    smelt_string_free(layers);
-    smelt_graph_free(probe);
-    free_all(inputs, n_in);
-    free_all(want, n_out);
+    if (!rc && print)
+        printf("%-32s %14.6g %10.6f\n", "(all quantized layers)",
+               smelt_quantize_report_mse(r, -1),
+               smelt_quantize_report_cosine(r, -1));
+    smelt_quantize_report_free(r);
+    for (int i = 0; i < n_in; i++)
+        smelt_tensor_free(inputs ? inputs[i] : NULL);
     free(inputs);
-    free(want);
     return rc;
 }
 
