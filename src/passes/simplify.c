@@ -5,7 +5,8 @@
  *   identity elements and broadcasting it cannot change x's shape (every
  *   dimension of the constant is 1 or equals x's). 0*x is kept (NaN, inf).
  * - Identity goes; Dropout goes in inference (training_mode absent or a
- *   constant false) when its mask is unused.
+ *   constant false) and with a constant ratio 0, its mask (when used)
+ *   becoming a constant all-true tensor.
  * - Transpose of Transpose composes into one (or none when the composite
  *   is the identity); a Transpose with the identity permutation goes.
  * - Reshape, Flatten, Squeeze, Unsqueeze and Expand go when their output
@@ -26,6 +27,7 @@
 #include "ir/rewrite.h"
 #include "passes/pass.h"
 #include "ir/eval.h"
+#include "ir/shape_util.h"
 
 #define MAX_OPERANDS 64
 
@@ -122,11 +124,39 @@ static smelt_status algebra(simp *s, sm_node *n, int *done)
     return SMELT_OK;
 }
 
+/*
+ * Dropout passes x through unchanged in inference (training_mode absent
+ * or a constant false) and with a constant ratio of 0 (no element is
+ * dropped, the scale is 1): both cases become x. Its mask is then all
+ * true; a used mask becomes a constant of that (its shape known, no
+ * bigger than the folding budget), or the Dropout stays. A training step
+ * whose model was exported with dropout 0 keeps Dropouts of this kind in
+ * its forward pass and their gradients (Dropouts too) in its backward.
+ */
 static smelt_status dropout(simp *s, sm_node *n, int *done)
 {
+    sm_value *ratio = n->n_in > 1 ? n->in[1] : NULL;
     sm_value *tm = n->n_in > 2 ? n->in[2] : NULL;
-    if (tm && !const_all(tm, 0))
+    if (tm && !const_all(tm, 0) && !(ratio && const_all(ratio, 0)))
         return SMELT_OK;
+    sm_value *m = n->n_out > 1 ? n->out[1] : NULL;
+    if (!m || !sm_rw_uses(s->rw, m))
+        return forward(s, n, n->in[0], R_IDENTITY, done);
+    const sm_type *t = &m->type;
+    if (!sm_type_known(t) || t->dtype != SMELT_DTYPE_BOOL ||
+        !sm_rw_can_forward(s->rw, n->out[0], n->in[0]) ||
+        sm_type_numel(t) > (double)s->pc->opt->fold_max_bytes)
+        return SMELT_OK;
+    int64_t dims[SMELT_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++)
+        dims[i] = t->dims[i].size;
+    sm_tensor *ones = NULL;
+    SM_TRY(sm_tensor_new(s->pc->ctx, SMELT_DTYPE_BOOL, t->ndim, dims, &ones));
+    memset(ones->data, 1, ones->nbytes);
+    sm_value *c = sm_rw_add_const(s->rw, n->owner, m->name, ones);
+    if (!c)
+        return sm_err_nomem(s->pc->ctx);
+    SM_TRY(sm_rw_forward(s->rw, m, c));
     return forward(s, n, n->in[0], R_IDENTITY, done);
 }
 

@@ -160,6 +160,107 @@ static void test_symbolic(void **state)
     smelt_tensor_free(x);
 }
 
+/* Nodes of op in block b. */
+static int count_op(const sm_block *b, sm_op op)
+{
+    int k = 0;
+    for (int i = 0; i < b->n_nodes; i++)
+        k += b->nodes[i]->op == op;
+    return k;
+}
+
+/*
+ * A packed weight cut into q, k, v pieces along axis 0 (2, 3 and 1 rows)
+ * and its bias likewise: the gradients of the Slices are padded back and
+ * summed, which -O2's concat_pads turns into one Concat each. The
+ * gradients match central differences, the joint graph optimized at -O2
+ * gives the reference's numbers before optimizing, and the step-2 Slices
+ * of %u (whose gradients overlap when padded) keep their Pads.
+ */
+static void test_slice_partition(void **state)
+{
+    (void)state;
+    const char *t =
+        "graph qkv(%x: f64[4,4]) {\n"
+        "  %w: f64[6,4] = const [0.1, -0.2, 0.3, 0.4, -0.5, 0.6, 0.7, -0.8,\n"
+        "    0.9, 0.15, -0.25, 0.35, 0.45, 0.55, -0.65, 0.75, 0.85, -0.95,\n"
+        "    0.05, 0.12, -0.22, 0.32, 0.42, -0.52]\n"
+        "  %b: f64[6] = const [0.3, -0.1, 0.2, 0.5, -0.4, 0.6]\n"
+        "  %u: f64[12] = const [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,\n"
+        "    1.0, 1.1, 1.2]\n"
+        "  %ax: i64[1] = const [0]\n"
+        "  %s0: i64[1] = const [0]\n"
+        "  %e0: i64[1] = const [2]\n"
+        "  %e1: i64[1] = const [5]\n"
+        "  %e2: i64[1] = const [6]\n"
+        "  %w0 = Slice(%w, %s0, %e0, %ax)\n"
+        "  %w1 = Slice(%w, %e0, %e1, %ax)\n"
+        "  %w2 = Slice(%w, %e1, %e2, %ax)\n"
+        "  %b0 = Slice(%b, %s0, %e0, %ax)\n"
+        "  %b1 = Slice(%b, %e0, %e1, %ax)\n"
+        "  %b2 = Slice(%b, %e1, %e2, %ax)\n"
+        "  %q = Gemm(%x, %w0, %b0) {transB = 1}\n"
+        "  %k = Gemm(%x, %w1, %b1) {transB = 1}\n"
+        "  %v = Gemm(%x, %w2, %b2) {transB = 1}\n"
+        "  %tq = Tanh(%q)\n"
+        "  %sk = Sin(%k)\n"
+        "  %ev = Exp(%v)\n"
+        "  %c = Concat(%tq, %sk, %ev) {axis = 1}\n"
+        "  %one: i64[1] = const [1]\n"
+        "  %e12: i64[1] = const [12]\n"
+        "  %two: i64[1] = const [2]\n"
+        "  %ue = Slice(%u, %s0, %e12, %ax, %two)\n"
+        "  %uo = Slice(%u, %one, %e12, %ax, %two)\n"
+        "  %uu = Mul(%ue, %uo)\n"
+        "  %y = Add(%c, %uu)\n"
+        "  %z = Mul(%y, %y)\n"
+        "  return %z\n"
+        "}\n";
+    smelt_tensor_t *x = NULL;
+    int64_t dims[2] = {4, 4};
+    assert_int_equal(smelt_tensor_init(NULL, SMELT_DTYPE_F64, 2, dims, &x),
+                     SMELT_OK);
+    double *p = smelt_tensor_data(x);
+    for (int i = 0; i < 16; i++)
+        p[i] = 0.13 * i - 0.9;
+    const char *wrt[3] = {"w", "b", "u"};
+    assert_int_equal(check_graph(t, wrt, 3, &x, 1), 24 + 6 + 12);
+
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = parse(t);
+    smelt_graph_t *j = joint_of(ctx, g, wrt, 3);
+    int n_out = smelt_graph_num_outputs(j);
+    smelt_tensor_t *want[8] = {0}, *got[8] = {0};
+    assert_true(n_out <= 8);
+    assert_int_equal(smelt_graph_run_reference(ctx, j, &x, 1, want, n_out),
+                     SMELT_OK);
+    int pads = count_op(((sm_graph *)j)->top, SM_OP_Pad);
+    int concats = count_op(((sm_graph *)j)->top, SM_OP_Concat);
+    smelt_opt_options o;
+    smelt_opt_options_default(&o);
+    o.level = 2;
+    assert_int_equal(smelt_graph_optimize(ctx, j, &o, NULL), SMELT_OK);
+    /* w's and b's three Pads each are gone, u's step-2 Pads stay */
+    assert_int_equal(count_op(((sm_graph *)j)->top, SM_OP_Pad), pads - 6);
+    assert_true(pads - 6 > 0);
+    assert_int_equal(count_op(((sm_graph *)j)->top, SM_OP_Concat), concats + 2);
+    assert_int_equal(smelt_graph_run_reference(ctx, j, &x, 1, got, n_out),
+                     SMELT_OK);
+    for (int k = 0; k < n_out; k++) {
+        assert_int_equal(smelt_tensor_numel(got[k]),
+                         smelt_tensor_numel(want[k]));
+        for (int64_t i = 0; i < smelt_tensor_numel(got[k]); i++)
+            assert_true(fabs(smelt_tensor_get_f64(got[k], i) -
+                             smelt_tensor_get_f64(want[k], i)) <= 1e-12);
+        smelt_tensor_free(got[k]);
+        smelt_tensor_free(want[k]);
+    }
+    smelt_graph_free(j);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
+    smelt_tensor_free(x);
+}
+
 static void test_slice(void **state)
 {
     (void)state;
@@ -626,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_concat_split),
         cmocka_unit_test(test_symbolic),
         cmocka_unit_test(test_slice),
+        cmocka_unit_test(test_slice_partition),
         cmocka_unit_test(test_gather),
         cmocka_unit_test(test_scatter),
         cmocka_unit_test(test_expand_tile_pad),
