@@ -4,7 +4,7 @@ same int8 file (`smelt quantize --dynamic --per-channel`), side by side.
 
 usage: /usr/bin/python3 bench/quant/quant_bench.py [--threads N]
        [--runs R] [--rounds K] [--models mlp,bert,resnet18]
-       [--smelt PATH] [--models-dir DIR]
+       [--smelt PATH] [--before PATH] [--models-dir DIR]
 
 The models are scripts/gen_models.py's (build/models: NAME.onnx and
 NAME_input_0.npy; the model tests make them): the MLP
@@ -18,7 +18,9 @@ a burst of load then slows no runtime alone) with
   Smelt int8    smelt bench NAME.int8.onnx --json
   ORT int8      node bench/peers/ort_bench.js NAME.int8.onnx --json
 
-and it prints Markdown tables of median and minimum latencies in ms
+(and, with --before PATH, another Smelt's binary on the same int8 file
+in the same rounds, to compare a change with the tree before it), and
+it prints Markdown tables of median and minimum latencies in ms
 (on a shared machine the minimum is the steadier), int8 over f32
 for Smelt, Smelt int8 over ONNX Runtime int8, and the cosine similarity
 of Smelt's int8 outputs with its f32 ones on the model's input. A
@@ -64,6 +66,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--models", default="mlp,bert,resnet18")
     ap.add_argument("--smelt", default=os.path.join(ROOT, "build", "smelt"))
+    ap.add_argument("--before", default=None,
+                    help="another smelt binary timed on the int8 file too")
     ap.add_argument("--models-dir",
                     default=os.path.join(ROOT, "build", "models"))
     a = ap.parse_args()
@@ -93,6 +97,9 @@ def main():
                 "smelt int8": [a.smelt, "bench", q8, "--json", "--input", x]
                 + common,
             }
+            if a.before:
+                runs["before int8"] = [a.before, "bench", q8, "--json",
+                                       "--input", x] + common
             if ort:
                 runs["ort int8"] = ["node", os.path.join(
                     ROOT, "bench", "peers", "ort_bench.js"), q8, "--json",
@@ -104,9 +111,23 @@ def main():
                     b[0] = min(b[0], j["median_ms"])
                     b[1] = min(b[1], j["min_ms"])
         rows.append((name, best, c))
+    load = os.getloadavg()[0]
     for i, what in ((0, "median"), (1, "minimum")):
-        print("\n%s ms (best of %d rounds of %d runs, %d threads)\n" %
-              (what, a.rounds, a.runs, a.threads))
+        print("\n%s ms (best of %d rounds of %d runs, %d threads; load "
+              "average %.1f at the end)\n" %
+              (what, a.rounds, a.runs, a.threads, load))
+        if a.before:
+            print("| model | Smelt int8 before | Smelt int8 | ONNX Runtime "
+                  "int8 | before / ORT | Smelt / ORT |")
+            print("|---|---|---|---|---|---|")
+            for name, b, c in rows:
+                p, q, o = (b[k][i] if k in b else None
+                           for k in ("before int8", "smelt int8", "ort int8"))
+                fmt = lambda v: "%.2f" % v if v else "n/a"
+                rat = lambda u, v: "%.2f" % (u / v) if u and v else "n/a"
+                print("| %s | %s | %s | %s | %s | %s |" % (
+                    name, fmt(p), fmt(q), fmt(o), rat(p, o), rat(q, o)))
+            print()
         print("| model | Smelt f32 | Smelt int8 | ONNX Runtime int8 | "
               "int8 / f32 (Smelt) | Smelt / ORT (int8) | cosine int8 vs f32 |")
         print("|---|---|---|---|---|---|---|")

@@ -587,6 +587,13 @@ static void test_fusedqmatmul(void **state)
     qfmm_case(2, D(6, 31), 45, U8, U8, 1, 1, "relu", 7);
     qfmm_case(4, D(2, 3, 4, 9), 70, I8, I8, 0, 0, "none", 8);
     qfmm_case(2, D(65, 257), 3, I8, U8, 1, 1, "none", 9);
+    /* an f32 A split by rows (up to 64 per thread: odd bands, several
+     * column panels, a short last panel) and, past 64 rows a thread,
+     * quantized over the threads then split by columns */
+    qfmm_case(2, D(64, 40), 70, F32, I8, 0, 1, "gelu", 10);
+    qfmm_case(3, D(3, 21, 29), 77, F32, I8, 1, 1, "relu", 11);
+    qfmm_case(2, D(131, 37), 45, F32, U8, 1, 1, "gelu", 12);
+    qfmm_case(2, D(200, 96), 33, F32, I8, 0, 0, "none", 13);
 }
 
 /* The dynamic quantization's edge inputs (dq_pattern) through

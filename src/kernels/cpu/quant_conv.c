@@ -592,22 +592,35 @@ static void dq_quant_range(void *arg, int64_t c0, int64_t c1, int tid)
 /* Chunks of at least 8 Ki elements (a multiple of 16), at most 64; the
  * per-chunk bounds combine in chunk order (any order gives the same:
  * see sm_q8_minmax_sse2). */
-void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
-                            uint8_t *y, float *scale_out, uint8_t *zp_out,
-                            sm_threadpool *tp)
+static void dq_job_init(dq_job *j, const sm_q8_isa *isa, const float *x,
+                        int64_t n, uint8_t *y)
 {
     static const sm_q8_isa sse2 = {
         .name = "sse2", .minmax = sm_q8_minmax_sse2, .quant = sm_q8_quant_sse2};
-    dq_job j = {.isa = isa && isa->quant ? isa : &sse2, .x = x, .y = y, .n = n};
-    j.chunk = (n / 64 + 15) / 16 * 16;
-    j.chunk = j.chunk < 8192 ? 8192 : j.chunk;
-    int64_t nc = n > 0 ? (n + j.chunk - 1) / j.chunk : 0;
-    sm_threadpool *use = nc > 1 ? tp : NULL;
-    sm_parallel_for(use, nc, 1, dq_minmax_range, &j);
+    memset(j, 0, sizeof *j);
+    j->isa = isa && isa->quant ? isa : &sse2;
+    j->x = x;
+    j->y = y;
+    j->n = n;
+    j->chunk = (n / 64 + 15) / 16 * 16;
+    j->chunk = j->chunk < 8192 ? 8192 : j->chunk;
+}
+
+static int64_t dq_chunks(const dq_job *j)
+{
+    return j->n > 0 ? (j->n + j->chunk - 1) / j->chunk : 0;
+}
+
+/* The bounds of j's x over tp, then the scale and zero point in the
+ * reference's arithmetic, into j. */
+static void dq_params(dq_job *j, sm_threadpool *tp)
+{
+    int64_t nc = dq_chunks(j);
+    sm_parallel_for(nc > 1 ? tp : NULL, nc, 1, dq_minmax_range, j);
     float lo = 0, hi = 0;
     for (int64_t c = 0; c < nc; c++) {
-        lo = j.lo[c] < lo ? j.lo[c] : lo;
-        hi = j.hi[c] > hi ? j.hi[c] : hi;
+        lo = j->lo[c] < lo ? j->lo[c] : lo;
+        hi = j->hi[c] > hi ? j->hi[c] : hi;
     }
     /* the reference's arithmetic, once */
     float scale = (float)((double)(float)((double)hi - (double)lo) / 255.0);
@@ -616,14 +629,50 @@ void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
         double z = nearbyint((double)(float)(-(double)lo / scale));
         zpd = isnan(z) ? 0 : z < 0 ? 0 : z > 255 ? 255 : z;
     }
-    j.scale = scale;
-    j.zp = (float)zpd;
-    if (scale)
-        sm_parallel_for(use, nc, 1, dq_quant_range, &j);
+    j->scale = scale;
+    j->zp = (float)zpd;
+}
+
+void sm_q8_dynamic_params(const sm_q8_isa *isa, const float *x, int64_t n,
+                          float *scale, uint8_t *zp, sm_threadpool *tp)
+{
+    dq_job j;
+    dq_job_init(&j, isa, x, n, NULL);
+    dq_params(&j, tp);
+    *scale = j.scale;
+    *zp = (uint8_t)j.zp;
+}
+
+void sm_q8_quantize_with(const sm_q8_isa *isa, const float *x, int64_t n,
+                         float scale, uint8_t zp, uint8_t *y)
+{
+    dq_job j;
+    dq_job_init(&j, isa, x, n, y);
+    if (!scale) {
+        if (n > 0)
+            memset(y, zp, (size_t)n);
+        return;
+    }
+    int64_t n16 = n / 16 * 16;
+    j.isa->quant(x, n16, scale, (float)zp, y);
+    for (int64_t i = n16; i < n; i++)
+        y[i] = quantize_one(x[i], scale, (float)zp);
+}
+
+void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
+                            uint8_t *y, float *scale_out, uint8_t *zp_out,
+                            sm_threadpool *tp)
+{
+    dq_job j;
+    dq_job_init(&j, isa, x, n, y);
+    dq_params(&j, tp);
+    int64_t nc = dq_chunks(&j);
+    if (j.scale)
+        sm_parallel_for(nc > 1 ? tp : NULL, nc, 1, dq_quant_range, &j);
     else if (n > 0)
-        memset(y, (int)zpd, (size_t)n);
-    *scale_out = scale;
-    *zp_out = (uint8_t)zpd;
+        memset(y, (int)j.zp, (size_t)n);
+    *scale_out = j.scale;
+    *zp_out = (uint8_t)j.zp;
 }
 
 smelt_status sm_cpu_dql_run(const sm_cpu_ops *ops, const sm_kargs *a,

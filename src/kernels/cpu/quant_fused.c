@@ -1,12 +1,13 @@
 /*
  * quant_fused.c - the int8 CPU kernel of FusedQMatMul (ops.def): the
  * dynamic-quantization chain DynamicQuantizeLinear -> MatMulInteger ->
- * Cast -> Mul(scale) [-> Add(bias)] [-> activation] as one step. An f32 A
- * is quantized once per call into the workspace (sm_q8_quantize_dynamic,
- * bit-exact with DynamicQuantizeLinear), the weights are packed once at
- * plan time, and the int8 GEMM's f32 epilogue (SM_Q8_OUT_F32) applies
- * the zero points, the scale product, the bias and the activation while
- * each tile is in L1. The integer sums, the scale product and the bias
+ * Cast -> Mul(scale) [-> Add(bias)] [-> activation] as one step. An f32
+ * A's scale and zero point are found once per call, and its rows are
+ * quantized into the workspace by the threads that multiply them
+ * (sm_q8_gemm_f32a; bit-exact with DynamicQuantizeLinear), the weights
+ * are packed once at plan time, and the int8 GEMM's f32 epilogue
+ * (SM_Q8_OUT_F32) applies the zero points, the scale product, the bias
+ * and the activation while each tile is in L1. The integer sums, the scale product and the bias
  * sum are the reference's exactly; a non-linear activation runs on the
  * f32 table's vector function of the same width (within the tolerance of
  * the f32 kernels' own epilogues).
@@ -191,21 +192,19 @@ smelt_status sm_cpu_qfmm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     e.act_a = act.alpha;
     e.act_b = act.beta;
     e.vact = sm_q8_f32_ops(ops)->unary;
-    const void *adata = A->data;
-    smelt_dtype adt = A->dtype;
-    float sa;
-    uint8_t za;
     if (g.a_f32) {
-        uint8_t *q = a->workspace;
-        sm_q8_quantize_dynamic(isa, A->data, M * K, q, &sa, &za, tp);
+        float sa;
+        uint8_t za;
+        sm_q8_dynamic_params(isa, A->data, M * K, &sa, &za, tp);
         e.sa = (sm_q8_vec){&sa, SMELT_DTYPE_F32, 1};
         e.za = (sm_q8_vec){&za, SMELT_DTYPE_U8, 1};
-        adata = q;
-        adt = SMELT_DTYPE_U8;
-    } else {
-        e.sa = vec_in(a, IN_SA);
-        e.za = vec_in(a, IN_ZA);
+        sm_q8_gemm_f32a(isa, M, A->data, K, sa, za, a->workspace, bp, &e,
+                        a->out[0]->data, N, 1, ws, tp);
+        return SMELT_OK;
     }
-    sm_q8_gemm(isa, M, adata, adt, K, bp, &e, a->out[0]->data, N, 1, ws, tp);
+    e.sa = vec_in(a, IN_SA);
+    e.za = vec_in(a, IN_ZA);
+    sm_q8_gemm(isa, M, A->data, A->dtype, K, bp, &e, a->out[0]->data, N, 1, ws,
+               tp);
     return SMELT_OK;
 }

@@ -163,6 +163,12 @@ typedef struct q8_job {
     float *sf, *bf;
     int za_const; /* F32, A's zero point per tensor: colk = zae colk */
     int zb_zero;  /* every zbe is 0 */
+    /* sm_q8_gemm_f32a: the f32 A (rows af_rs apart) each task quantizes
+     * with (qs, qz) into a (rows k apart) before packing it */
+    const float *af;
+    int64_t af_rs;
+    float qs;
+    uint8_t qz;
 } q8_job;
 
 /* Packs row panels [p0, p1) of A: a' = a (u8) or a + 128 (s8), zero
@@ -500,4 +506,113 @@ void sm_q8_gemm(const sm_q8_isa *isa, int64_t m, const void *a, smelt_dtype adt,
     sm_threadpool *use = work >= par_threshold ? tp : NULL;
     sm_parallel_for(use, panels, 0, pack_a_range, &j);
     sm_parallel_for(use, j.np * j.nrb, 0, gemm_range, &j);
+}
+
+/* Quantizes rows [r0, r1) of j's f32 A into j->a (rows k apart). */
+static void quant_rows(const q8_job *j, int64_t r0, int64_t r1)
+{
+    uint8_t *q = (uint8_t *)j->a;
+    if (j->af_rs == j->k) {
+        sm_q8_quantize_with(j->isa, j->af + r0 * j->k, (r1 - r0) * j->k, j->qs,
+                            j->qz, q + r0 * j->k);
+        return;
+    }
+    for (int64_t i = r0; i < r1; i++)
+        sm_q8_quantize_with(j->isa, j->af + i * j->af_rs, j->k, j->qs, j->qz,
+                            q + i * j->k);
+}
+
+static void quant_rows_range(void *arg, int64_t r0, int64_t r1, int tid)
+{
+    (void)tid;
+    quant_rows(arg, r0, r1);
+}
+
+/* Tasks [t0, t1) of the row split: task t owns row panels [t rb, (t + 1)
+ * rb) and does all of their work, so the threads never wait for one
+ * another: it quantizes its rows, packs them, and runs them against
+ * every column panel (each B panel, K x nr bytes, stays in L1 over the
+ * task's row panels). */
+static void rows_range(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    const q8_job *j = arg;
+    int mr = j->isa->mr, nr = j->isa->nr;
+    int32_t tile[SM_Q8_MR_MAX * SM_Q8_NR_MAX];
+    int64_t panels = cdiv(j->m, mr);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t p0 = t * j->rb;
+        int64_t p1 = p0 + j->rb < panels ? p0 + j->rb : panels;
+        int64_t r1 = p1 * mr < j->m ? p1 * mr : j->m;
+        quant_rows(j, p0 * mr, r1);
+        pack_a_range(arg, p0, p1, tid);
+        for (int64_t jp = 0; jp < j->np; jp++) {
+            int64_t j0 = jp * nr;
+            int nj = (int)(j->bp->n - j0 < nr ? j->bp->n - j0 : nr);
+            const int8_t *b = j->bp->data + jp * j->kg * nr * 4;
+            for (int64_t p = p0; p < p1; p++) {
+                int64_t i0 = p * mr;
+                int mi = (int)(j->m - i0 < mr ? j->m - i0 : mr);
+                j->isa->ukr(j->kg, j->ap + p * j->kg * mr * 4, b, tile,
+                            j->bp->narrow);
+                tile_out(j, tile, nr, i0, j0, mi, nj);
+            }
+        }
+    }
+}
+
+/*
+ * The split: with T threads and M <= 64 T rows (BERT's 64-token
+ * products), each thread takes a band of M / T rows and quantizes,
+ * packs and multiplies it alone: one parallel region instead of three
+ * (quantize, pack, product), and no thread waits for another's packing.
+ * Each band reads all of B, so larger M, where B would be read from
+ * memory once per band, and one-panel M (the MLP's 8 rows, split by
+ * columns), quantize over the threads and take sm_q8_gemm.
+ */
+void sm_q8_gemm_f32a(const sm_q8_isa *isa, int64_t m, const float *a,
+                     int64_t a_rs, float sa, uint8_t za, uint8_t *qa,
+                     const sm_q8_b *bp, const sm_q8_epi *epi, void *c,
+                     int64_t c_rs, int64_t c_cs, void *ws, sm_threadpool *tp)
+{
+    if (m <= 0 || bp->n <= 0)
+        return;
+    int64_t k = bp->k, panels = cdiv(m, isa->mr);
+    int64_t work = m * bp->n * (k ? k : 1);
+    sm_threadpool *use = work >= par_threshold ? tp : NULL;
+    int64_t T = sm_threadpool_size(use);
+    q8_job j = {.isa = isa,
+                .m = m,
+                .k = k,
+                .kg = bp->kg,
+                .a = qa,
+                .adt = SMELT_DTYPE_U8,
+                .a_rs = k,
+                .ap = ws,
+                .rowsum = (int32_t *)((char *)ws + a_bytes(isa, m, k)),
+                .bp = bp,
+                .e = epi,
+                .c = c,
+                .c_rs = c_rs,
+                .c_cs = c_cs,
+                .af = a,
+                .af_rs = a_rs,
+                .qs = sa,
+                .qz = za};
+    if (m > 64 * T || panels < T) {
+        int64_t rows = k > 0 ? cdiv(8192, k) : m;
+        sm_parallel_for(m * k >= 16384 ? use : NULL, m, rows, quant_rows_range,
+                        &j);
+        sm_q8_gemm(isa, m, qa, SMELT_DTYPE_U8, k, bp, epi, c, c_rs, c_cs, ws,
+                   tp);
+        return;
+    }
+    j.rb = cdiv(panels, T);
+    j.np = cdiv(bp->n, isa->nr);
+    char *cols = (char *)j.rowsum + align64((size_t)m * sizeof(int32_t));
+    j.zbe = (uint32_t *)cols;
+    j.colk = j.zbe + bp->n;
+    j.sf = (float *)(j.colk + bp->n);
+    j.bf = j.sf + bp->n;
+    col_params(&j);
+    sm_parallel_for(use, cdiv(panels, j.rb), 1, rows_range, &j);
 }

@@ -170,6 +170,15 @@ void sm_q8_quantize_dynamic(const sm_q8_isa *isa, const float *x, int64_t n,
                             uint8_t *y, float *scale, uint8_t *zp,
                             sm_threadpool *tp);
 
+/* sm_q8_quantize_dynamic in two steps, for a caller that quantizes
+ * parts of x where it uses them: the scale and zero point of all of x
+ * (split over tp when x is large), then any range of x quantized with
+ * them, on the calling thread (the same bytes as the whole call's). */
+void sm_q8_dynamic_params(const sm_q8_isa *isa, const float *x, int64_t n,
+                          float *scale, uint8_t *zp, sm_threadpool *tp);
+void sm_q8_quantize_with(const sm_q8_isa *isa, const float *x, int64_t n,
+                         float scale, uint8_t zp, uint8_t *y);
+
 /* The SSE2 passes (quant_conv.c), in the isa hooks' form. */
 void sm_q8_minmax_sse2(const float *x, int64_t n, float *lo, float *hi);
 void sm_q8_quant_sse2(const float *x, int64_t n, float scale, float zp,
@@ -193,5 +202,18 @@ size_t sm_q8_gemm_workspace(const sm_q8_isa *isa, int64_t m, int64_t k,
 void sm_q8_gemm(const sm_q8_isa *isa, int64_t m, const void *a, smelt_dtype adt,
                 int64_t a_rs, const sm_q8_b *bp, const sm_q8_epi *epi, void *c,
                 int64_t c_rs, int64_t c_cs, void *ws, sm_threadpool *tp);
+
+/*
+ * sm_q8_gemm of an f32 A [M, K] (element (i, k) at a[i * a_rs + k])
+ * quantized with scale sa and zero point za (sm_q8_dynamic_params) into
+ * qa (M x K bytes, rows K apart) as part of the product: the same
+ * result as sm_q8_quantize_with then sm_q8_gemm. epi's sa and za are
+ * the caller's (per tensor). Small M is split by rows, each thread
+ * quantizing and packing its own (quant_gemm.c).
+ */
+void sm_q8_gemm_f32a(const sm_q8_isa *isa, int64_t m, const float *a,
+                     int64_t a_rs, float sa, uint8_t za, uint8_t *qa,
+                     const sm_q8_b *bp, const sm_q8_epi *epi, void *c,
+                     int64_t c_rs, int64_t c_cs, void *ws, sm_threadpool *tp);
 
 #endif
