@@ -39,8 +39,8 @@
                      SM_CPU_ISA_AVX512 | SM_CPU_AVX512VNNI,                    \
                      &sm_cpu_ops_q8_avx512vnni, fl, su, co, pp, ru, la)        \
     SM_CPU_INSTANCE_(name, "_i8_avxvnni", op,                                  \
-                     SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI,                         \
-                     &sm_cpu_ops_q8_avxvnni, fl, su, co, pp, ru, la)           \
+                     SM_CPU_ISA_AVX2 | SM_CPU_AVXVNNI, &sm_cpu_ops_q8_avxvnni, \
+                     fl, su, co, pp, ru, la)                                   \
     SM_CPU_INSTANCE_(name, "_i8_avx2", op, SM_CPU_ISA_AVX2,                    \
                      &sm_cpu_ops_q8_avx2, fl, su, co, pp, ru, la)              \
     SM_CPU_INSTANCE_(name, "_i8_scalar", op, 0u, &sm_cpu_ops_q8_scalar, fl,    \
@@ -141,6 +141,7 @@ static const struct {
     [SM_CPU_ALGO_DIRECT] = {"direct", {"taps"}},
     [SM_CPU_ALGO_DEPTHWISE] = {"depthwise", {"taps"}},
     [SM_CPU_ALGO_DEPTHWISE_BLOCKED] = {"depthwise-blocked", {"taps"}},
+    [SM_CPU_ALGO_FUSED_TILES] = {"tiles", {"tile", "ops", "temps", "threads"}},
 };
 
 const char *sm_cpu_algo_name(sm_cpu_algo a)
