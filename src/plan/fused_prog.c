@@ -8,7 +8,8 @@
  * same function and parameters that kernel would pick, so the fused run
  * is bit-identical to the expanded one; every value is f32 with the
  * output's element count, except node inputs of one element (a fused
- * input or a body constant), which broadcast; every return is a distinct
+ * input or a body constant) and fused inputs that are a row of the
+ * output's last dimension (a bias), which broadcast; every return is a distinct
  * value a body node computes. Intermediates get tile buffers, reused once
  * their last reader has run (a row function may write over its input).
  */
@@ -193,6 +194,19 @@ static int place_node(builder *b, int j)
     return 1;
 }
 
+/* Whether t is a row of y's last dimension (ones before it), at least
+ * SM_EW_MIN_ROW long, that broadcasts along y's other dimensions. */
+static int is_row(const sm_type *t, const sm_type *y)
+{
+    if (t->ndim < 1 || y->ndim < 2 || t->ndim > y->ndim)
+        return 0;
+    for (int d = 0; d + 1 < t->ndim; d++)
+        if (t->dims[d].size != 1)
+            return 0;
+    int64_t c = t->dims[t->ndim - 1].size;
+    return c == y->dims[y->ndim - 1].size && c >= SM_EW_MIN_ROW;
+}
+
 /* Checks the fused node's signature and places its inputs. */
 static int place_io(builder *b, const sm_node *n)
 {
@@ -217,13 +231,20 @@ static int place_io(builder *b, const sm_node *n)
             if (body->ret[k] == r)
                 return 0;
     }
+    const sm_type *yt = &n->out[0]->type;
+    pg->row = yt->ndim > 0 ? yt->dims[yt->ndim - 1].size : 1;
     for (int i = 0; i < n->n_in; i++) {
         int64_t ne = f32_numel(n->in[i]);
-        if (ne != pg->numel && ne != 1)
-            return 0;
         if (f32_numel(body->params[i]) != ne)
             return 0;
-        pg->in_bcast[i] = ne != pg->numel;
+        if (ne == pg->numel)
+            pg->in_bcast[i] = SM_EW_FULL;
+        else if (ne == 1)
+            pg->in_bcast[i] = SM_EW_BCAST_ONE;
+        else if (is_row(&n->in[i]->type, yt))
+            pg->in_bcast[i] = SM_EW_BCAST_ROW;
+        else
+            return 0;
         sm_ew_ref r = {SM_EW_IN, (int8_t)i};
         b->vals[b->n_vals++] = (placed){body->params[i], r, -1};
     }

@@ -2,10 +2,10 @@
  * test_cpu_fused_ew.c - the FusedElementwise CPU kernel (fused_ew.c):
  * a fused body gives bit for bit what its nodes give as separate steps,
  * on every ISA, at odd sizes (1, 7, 1000, 100003), 1 and 2 threads, with
- * one-element broadcasts, repeated inputs and an output that later body
- * nodes read; bodies it refuses (an op with no row function, a vector
- * broadcast, a returned parameter) still run, expanded; and the fused
- * plan holds fewer arena buffers than the unfused one.
+ * one-element and bias-row broadcasts, repeated inputs and an output that
+ * later body nodes read; bodies it refuses (an op with no row function,
+ * a row shorter than 16, a returned parameter) still run, expanded; and the
+ * fused plan holds fewer arena buffers than the unfused one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@ typedef struct body {
     const char *name;
     int n_par;
     const char *par[6];
-    int par_one[6];
+    int par_one[6]; /* 1: one element; 2: a row of the last dim */
     const char *lines;
     int n_ret;
     const char *ret[3];
@@ -136,9 +136,17 @@ static void put_shaped(char **p, size_t *left, const char *s, const char *sh)
     }
 }
 
+/* A parameter's type: the full shape sh, one element or the row. */
+static void put_par(char **p, size_t *left, int one, const char *sh,
+                    const char *row)
+{
+    put(p, left, "f32%s", one == 1 ? "[1]" : one == 2 ? row : sh);
+}
+
 /* The graph of body b over shape sh: fused (one FusedElementwise whose
  * body is b) or not (b's nodes in the top block). */
-static char *graph_text(const body *b, const char *sh, int fused)
+static char *graph_text(const body *b, const char *sh, const char *row,
+                        int fused)
 {
     size_t left = 16384;
     char *text = malloc(left), *p = text;
@@ -147,7 +155,7 @@ static char *graph_text(const body *b, const char *sh, int fused)
     for (int i = 0; i < b->n_par; i++) {
         put(&p, &left, i ? ", %%%s" : "%%%s", b->par[i]);
         put(&p, &left, fused ? "_in: " : ": %s", "");
-        put_shaped(&p, &left, b->par_one[i] ? "f32[1]" : "f32$", sh);
+        put_par(&p, &left, b->par_one[i], sh, row);
     }
     put(&p, &left, "%s", ") {\n");
     if (fused) {
@@ -161,7 +169,7 @@ static char *graph_text(const body *b, const char *sh, int fused)
         put(&p, &left, "%s", ") body(");
         for (int i = 0; i < b->n_par; i++) {
             put(&p, &left, i ? ", %%%s: " : "%%%s: ", b->par[i]);
-            put_shaped(&p, &left, b->par_one[i] ? "f32[1]" : "f32$", sh);
+            put_par(&p, &left, b->par_one[i], sh, row);
         }
         put(&p, &left, "%s", ") {\n");
     }
@@ -199,20 +207,26 @@ static smelt_plan_t *plan_of(smelt_ctx_t *ctx, const char *text,
 }
 
 /* Inputs of b at n elements: varied values, positive where Sqrt reads. */
-static void make_inputs(const body *b, int64_t n, smelt_tensor_t **in)
+static void make_inputs(const body *b, int nd, const int64_t *dims,
+                        smelt_tensor_t **in)
 {
     for (int i = 0; i < b->n_par; i++) {
-        int64_t d = b->par_one[i] ? 1 : n;
-        assert_int_equal(
-            smelt_tensor_init(NULL, SMELT_DTYPE_F32, 1, &d, &in[i]), SMELT_OK);
+        int64_t one = 1;
+        const int64_t *d = b->par_one[i] == 1   ? &one
+                           : b->par_one[i] == 2 ? dims + nd - 1
+                                                : dims;
+        int r = b->par_one[i] ? 1 : nd;
+        assert_int_equal(smelt_tensor_init(NULL, SMELT_DTYPE_F32, r, d, &in[i]),
+                         SMELT_OK);
         float *x = smelt_tensor_data(in[i]);
         unsigned s = 12345u * (unsigned)(i + 1);
-        for (int64_t k = 0; k < d; k++) {
+        int64_t cnt = smelt_tensor_numel(in[i]);
+        for (int64_t k = 0; k < cnt; k++) {
             s = s * 1103515245u + 12345u;
             x[k] = (float)((s >> 8) & 0xffff) / 8192.0f - 3.0f;
         }
         if (!strcmp(b->par[i], "pv"))
-            for (int64_t k = 0; k < d; k++)
+            for (int64_t k = 0; k < cnt; k++)
                 x[k] = x[k] * x[k];
     }
 }
@@ -230,11 +244,20 @@ static int fused_on(const smelt_plan_t *p, const char *isa)
 /* Body b at n elements on isa with `threads`: the fused plan and the
  * unfused one agree bit for bit; the kernel takes b exactly when
  * b->fuses says. */
-static void check(const body *b, int64_t n, const char *isa, int threads)
+static void check_dims(const body *b, int nd, const int64_t *dims,
+                       const char *isa, int threads)
 {
-    char sh[32];
-    snprintf(sh, sizeof sh, "[%lld]", (long long)n);
-    char *ft = graph_text(b, sh, 1), *ut = graph_text(b, sh, 0);
+    char sh[64], row[32];
+    int64_t n = 1;
+    for (int k = 0; k < nd; k++)
+        n *= dims[k];
+    if (nd == 1)
+        snprintf(sh, sizeof sh, "[%lld]", (long long)dims[0]);
+    else
+        snprintf(sh, sizeof sh, "[%lld,%lld]", (long long)dims[0],
+                 (long long)dims[1]);
+    snprintf(row, sizeof row, "[%lld]", (long long)dims[nd - 1]);
+    char *ft = graph_text(b, sh, row, 1), *ut = graph_text(b, sh, row, 0);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_plan_t *fp = plan_of(ctx, ft, isa, threads);
     smelt_plan_t *up = plan_of(ctx, ut, isa, threads);
@@ -244,7 +267,7 @@ static void check(const body *b, int64_t n, const char *isa, int threads)
         fail_msg("%s at %lld on %s: fused kernel %s", b->name, (long long)n,
                  isa, b->fuses ? "expected" : "unexpected");
     smelt_tensor_t *in[6] = {0}, *got[3] = {0}, *want[3] = {0};
-    make_inputs(b, n, in);
+    make_inputs(b, nd, dims, in);
     assert_int_equal(smelt_plan_run(ctx, fp, in, b->n_par, got, b->n_ret),
                      SMELT_OK);
     assert_int_equal(smelt_plan_run(ctx, up, in, b->n_par, want, b->n_ret),
@@ -267,11 +290,16 @@ static void check(const body *b, int64_t n, const char *isa, int threads)
     free(ut);
 }
 
+static void check(const body *b, int64_t n, const char *isa, int threads)
+{
+    check_dims(b, 1, &n, isa, threads);
+}
+
 /* The ISAs this CPU runs (the plan never goes above what it has). */
 static int isa_ok(const char *isa)
 {
     smelt_ctx_t *ctx = smelt_ctx_init();
-    char *t = graph_text(&silu, "[8]", 1);
+    char *t = graph_text(&silu, "[8]", "[8]", 1);
     smelt_graph_t *g = NULL;
     assert_int_equal(smelt_graph_parse(ctx, t, strlen(t), "t.ir", &g),
                      SMELT_OK);
@@ -330,29 +358,35 @@ static void test_refused_bodies_expand(void **state)
     run_all(&ret_par);
 }
 
-/* A vector broadcast (bias [C] onto [R, C]) is not the kernel's: the
- * body is expanded and still matches. */
-static void test_vector_broadcast_expands(void **state)
+/* A bias row broadcast along the rows, on either side of a binary op,
+ * with a one-element input too; the rows cross tile boundaries. */
+#define BIAS_LINES                                                             \
+    "%e0: f32$ = Add(%px, %pb)\n"                                              \
+    "%e1: f32$ = Gelu(%e0) {approximate = \"tanh\"}\n"                         \
+    "%e2: f32$ = Mul(%pb, %e1)\n"                                              \
+    "%e3: f32$ = Sub(%e2, %pk)\n"
+
+static const body bias = {"bias",     3, {"px", "pb", "pk"}, {0, 2, 1},
+                          BIAS_LINES, 2, {"e3", "e0"},       1};
+
+/* The same with rows shorter than SM_EW_MIN_ROW: expanded. */
+static const body bias_short = {"bias_short", 3, {"px", "pb", "pk"}, {0, 2, 1},
+                                BIAS_LINES,   2, {"e3", "e0"},       0};
+
+static void test_row_broadcast(void **state)
 {
     (void)state;
-    const char *text =
-        "graph g(%x: f32[5,37], %c: f32[37]) {\n"
-        "  %y: f32[5,37] = FusedElementwise(%x, %c) body(%p: f32[5,37], "
-        "%q: f32[37]) {\n"
-        "    %t: f32[5,37] = Add(%p, %q)\n"
-        "    %u: f32[5,37] = Relu(%t)\n"
-        "    return %u\n"
-        "  }\n"
-        "  return %y\n"
-        "}\n";
-    smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_plan_t *p = plan_of(ctx, text, NULL, 1);
-    assert_int_equal(smelt_plan_num_steps(p), 2);
-    smelt_plan_step_info si = SMELT_STRUCT_INIT(smelt_plan_step_info);
-    assert_int_equal(smelt_plan_step(p, 0, &si), SMELT_OK);
-    assert_string_equal(si.op, "Add");
-    smelt_plan_free(p);
-    smelt_ctx_free(ctx);
+    static const int64_t shapes[][2] = {{3, 37},    {1, 17},     {7, 16},
+                                        {1000, 19}, {100, 1000}, {3, 2053}};
+    for (int k = 0; k < 3; k++) {
+        if (!isa_ok(isas[k]))
+            continue;
+        for (int s = 0; s < 6; s++)
+            for (int th = 1; th <= 2; th++)
+                check_dims(&bias, 2, shapes[s], isas[k], th);
+        int64_t narrow[2] = {50, 8};
+        check_dims(&bias_short, 2, narrow, isas[k], 1);
+    }
 }
 
 /* The fused AdamW update keeps no intermediate in the arena: its
@@ -360,8 +394,8 @@ static void test_vector_broadcast_expands(void **state)
 static void test_fewer_buffers(void **state)
 {
     (void)state;
-    char *ft = graph_text(&adamw, "[4096]", 1),
-         *ut = graph_text(&adamw, "[4096]", 0);
+    char *ft = graph_text(&adamw, "[4096]", "", 1),
+         *ut = graph_text(&adamw, "[4096]", "", 0);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_plan_t *fp = plan_of(ctx, ft, NULL, 1);
     smelt_plan_t *up = plan_of(ctx, ut, NULL, 1);
@@ -389,7 +423,7 @@ int main(void)
         cmocka_unit_test(test_activations),
         cmocka_unit_test(test_silu_residual),
         cmocka_unit_test(test_refused_bodies_expand),
-        cmocka_unit_test(test_vector_broadcast_expands),
+        cmocka_unit_test(test_row_broadcast),
         cmocka_unit_test(test_fewer_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

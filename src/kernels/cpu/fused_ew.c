@@ -6,7 +6,8 @@
  * intermediates stay in L1. The row functions and their order are those
  * of the unfused steps (elementwise.c), so the results are bit-identical
  * to the expanded body. Threads take contiguous runs of tiles, each with
- * its own temporaries in the workspace.
+ * its own temporaries in the workspace. An input may also be one
+ * element or a row of the output's last dimension (a bias), broadcast.
  */
 #include <string.h>
 
@@ -17,6 +18,14 @@
 
 /* Tiles per task below which one thread runs them all. */
 #define EW_MIN_TILES_PER_TASK 8
+
+/* The element count input i of pg has. */
+static int64_t in_numel(const sm_ew_prog *pg, int i)
+{
+    return pg->in_bcast[i] == SM_EW_BCAST_ONE   ? 1
+           : pg->in_bcast[i] == SM_EW_BCAST_ROW ? pg->row
+                                                : pg->numel;
+}
 
 /* Accepts a node the plan built a program for whose operands still match
  * it: f32, outputs of the program's element count, inputs of it or of
@@ -34,7 +43,7 @@ int sm_cpu_fused_ew_supports(const sm_kernel_desc *d)
         if (!d->in[i].present)
             return 0;
         int64_t n = sm_cpu_prod(d->in[i].ndim, d->in[i].dims);
-        if (n != (pg->in_bcast[i] ? 1 : pg->numel))
+        if (n != in_numel(pg, i))
             return 0;
     }
     return 1;
@@ -91,14 +100,44 @@ static float *ew_at(const ew_job *J, sm_ew_ref r, int64_t o, float *tmp,
     *stride = 1;
     switch (r.loc) {
     case SM_EW_IN:
-        if (J->pg->in_bcast[r.idx]) {
+        if (J->pg->in_bcast[r.idx] == SM_EW_BCAST_ONE) {
             *stride = 0;
             return (float *)J->in[r.idx];
         }
+        if (J->pg->in_bcast[r.idx] == SM_EW_BCAST_ROW)
+            return (float *)J->in[r.idx] + o % J->pg->row;
         return (float *)J->in[r.idx] + o;
     case SM_EW_CONST: *stride = 0; return (float *)&J->pg->consts[r.idx];
     case SM_EW_TEMP: return tmp + (int64_t)r.idx * SM_EW_TILE;
     default: return J->out[r.idx] + o;
+    }
+}
+
+/* Whether r is a row-broadcast input. */
+static int is_row(const sm_ew_prog *pg, sm_ew_ref r)
+{
+    return r.loc == SM_EW_IN && pg->in_bcast[r.idx] == SM_EW_BCAST_ROW;
+}
+
+/* Binary instruction I on elements [o, o + n) of the output: one call,
+ * or with a row-broadcast operand one call per piece of a row, as the
+ * unfused kernel's rows are cut. */
+static void ew_binary(const ew_job *J, const sm_ew_instr *I, int64_t o,
+                      int64_t n, float *tmp)
+{
+    const sm_ew_prog *pg = J->pg;
+    int rows = is_row(pg, I->x) || is_row(pg, I->y);
+    for (int64_t s = o; s < o + n;) {
+        int64_t e = o + n;
+        if (rows && e - s > pg->row - s % pg->row)
+            e = s + pg->row - s % pg->row;
+        int64_t sx, sy, sd;
+        /* tile buffers are addressed from the tile's start */
+        float *x = ew_at(J, I->x, s, tmp + (s - o), &sx);
+        float *y = ew_at(J, I->y, s, tmp + (s - o), &sy);
+        float *dst = ew_at(J, I->dst, s, tmp + (s - o), &sd);
+        J->ops->binary(I->f, x, sx, y, sy, dst, e - s);
+        s = e;
     }
 }
 
@@ -113,13 +152,12 @@ static void ew_tiles(void *arg, int64_t begin, int64_t end, int tid)
         int64_t n = pg->numel - o < SM_EW_TILE ? pg->numel - o : SM_EW_TILE;
         for (int k = 0; k < pg->n_instr; k++) {
             const sm_ew_instr *I = &pg->ins[k];
-            int64_t sx, sy, sd;
-            float *x = ew_at(J, I->x, o, tmp, &sx);
-            float *dst = ew_at(J, I->dst, o, tmp, &sd);
             if (I->binary) {
-                float *y = ew_at(J, I->y, o, tmp, &sy);
-                J->ops->binary(I->f, x, sx, y, sy, dst, n);
+                ew_binary(J, I, o, n, tmp);
             } else {
+                int64_t sx, sd;
+                float *x = ew_at(J, I->x, o, tmp, &sx);
+                float *dst = ew_at(J, I->dst, o, tmp, &sd);
                 J->ops->unary(I->f, I->a, I->b, x, dst, n);
             }
         }
@@ -139,7 +177,7 @@ smelt_status sm_cpu_fused_ew_run(const sm_cpu_ops *ops, const sm_kargs *a,
                       a->op_name);
     ew_job J = {.ops = ops, .pg = pg, .ws = a->workspace};
     for (int i = 0; i < pg->n_in; i++) {
-        if (!a->in[i] || a->in[i]->numel != (pg->in_bcast[i] ? 1 : pg->numel))
+        if (!a->in[i] || a->in[i]->numel != in_numel(pg, i))
             return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                           "%s: input %d does not have the planned size",
                           a->op_name, i);

@@ -6,8 +6,10 @@
  *
  * The plan builds it from the body (plan/fused_prog.c) when every body
  * node is an op whose own CPU kernel is that row function (elementwise.c)
- * and every value is f32 with the output's element count, or (node
- * inputs only) one element broadcast; it refuses otherwise, and the plan
+ * and every value is f32 with the output's element count, or (fused
+ * inputs and constants only) one element broadcast, or (fused inputs
+ * only) a row of the output's last dimension broadcast along the
+ * others (a bias); it refuses otherwise, and the plan
  * then expands the body into steps as before. The kernel sees it through
  * sm_kernel_desc.ew; it is a fixed-size struct with no pointers, so it
  * is copied as it is (prepack hands the copy to run()).
@@ -34,6 +36,17 @@ typedef struct sm_ew_ref {
     int8_t idx;
 } sm_ew_ref;
 
+/* How an input covers the output. */
+enum {
+    SM_EW_FULL,      /* the output's element count, contiguous */
+    SM_EW_BCAST_ONE, /* one element */
+    SM_EW_BCAST_ROW  /* `row` elements, repeated along the other dims */
+};
+
+/* Shortest row a row broadcast may have (shorter rows would cut a tile
+ * into too many calls; the plan expands such bodies). */
+#define SM_EW_MIN_ROW 16
+
 /* One body node: dst = unary f(x; a, b), or dst = x op y (binary). */
 typedef struct sm_ew_instr {
     int8_t binary;
@@ -45,7 +58,8 @@ typedef struct sm_ew_instr {
 typedef struct sm_ew_prog {
     int n_in, n_out, n_instr, n_temps, n_consts;
     int64_t numel;                    /* elements of every output */
-    int8_t in_bcast[SM_EW_MAX_IO];    /* input i holds one element */
+    int64_t row;                      /* the output's last dimension */
+    int8_t in_bcast[SM_EW_MAX_IO];    /* input i: SM_EW_BCAST_* */
     float consts[SM_EW_MAX_CONSTS];   /* the body's one-element constants */
     sm_ew_instr ins[SM_EW_MAX_INSTR]; /* in body order */
 } sm_ew_prog;
