@@ -21,6 +21,7 @@
 #include "ir/infer.h"
 #include "ir/rewrite.h"
 #include "ir/shape_util.h"
+#include "plan/fused_prog.h"
 #include "plan/plan.h"
 
 /* The first version of smelt_plan_options ends with `reference`. */
@@ -255,7 +256,8 @@ void sm_plan_step_desc(const sm_plan *p, const sm_step *st, sm_kernel_desc *d,
     *d = (sm_kernel_desc){st->node->op, sm_node_attrs(st->node),
                           st->n_in,     st->n_out,
                           in,           out,
-                          p->threads,   st->nhwc};
+                          p->threads,   st->nhwc,
+                          st->ew};
 }
 
 /* Whether an operand of d holds no element. Optimized kernels never get
@@ -319,6 +321,7 @@ static sm_step *new_step(builder *b, const sm_node *n, sm_step_kind kind,
     st->info = sm_op_info_get(n->op);
     st->n_in = n_in;
     st->n_out = n_out;
+    st->ew = NULL;
     st->in = sm_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n_in + 1));
     st->out = sm_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n_out + 1));
     return st->in && st->out ? st : NULL;
@@ -356,6 +359,12 @@ static smelt_status add_node_step(builder *b, const sm_node *n)
         dyn_out |= p->slots[s].kind == SM_SLOT_DYNAMIC;
     }
     step_cost(p, st);
+    if (n->op == SM_OP_FusedElementwise && !b->reference) {
+        sm_ew_prog *pg = sm_arena_alloc(&p->arena, sizeof *pg);
+        if (!pg)
+            return sm_err_nomem(b->ctx);
+        st->ew = sm_ew_prog_make(n, pg) ? pg : NULL;
+    }
     if (!dyn_in && !dyn_out && !b->reference && make_view(b, st))
         return SMELT_OK;
     if (!dyn_in && !dyn_out)
@@ -383,8 +392,9 @@ static smelt_status add_node_step(builder *b, const sm_node *n)
     return SMELT_OK;
 }
 
-/* Whether FusedElementwise n can run as its body's nodes: no CPU kernel
- * takes it, and the body is control-free with concrete types. */
+/* Whether FusedElementwise n can run as its body's nodes: the fused CPU
+ * kernel cannot run its body (no program for it, fused_prog.h), and the
+ * body is control-free with concrete types. */
 static int expandable(builder *b, const sm_node *n)
 {
     if (n->op != SM_OP_FusedElementwise || n->n_blocks != 1)
@@ -409,10 +419,9 @@ static int expandable(builder *b, const sm_node *n)
     }
     if (b->reference)
         return 1;
-    /* a CPU kernel for the fused op itself wins */
-    int nk;
-    sm_cpu_kernels_for(SM_OP_FusedElementwise, &nk);
-    return nk == 0;
+    /* the fused CPU kernel (fused_ew.c) wins where it takes the body */
+    sm_ew_prog pg;
+    return !sm_ew_prog_make(n, &pg);
 }
 
 /* The body of FusedElementwise n as steps: parameters alias n's inputs,

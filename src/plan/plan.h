@@ -79,6 +79,9 @@ typedef struct sm_step {
     size_t ws_bytes;        /* KERNEL: cfg.ws_bytes */
     sm_out_hint *hints;     /* CONTROL: declared output types */
     sm_cost cost;
+    /* FusedElementwise: its body as the fused kernel's program (in the
+     * arena), or NULL when it has none (fused_prog.h) */
+    const struct sm_ew_prog *ew;
     unsigned nhwc; /* KERNEL: SM_NHWC_* / SM_B16_* operand formats */
     int copy_of;   /* 1 + the step this one repeats to recompute a value
                       (remat.c): its packed weights are that step's; 0 */

@@ -142,6 +142,7 @@ static const struct {
     [SM_CPU_ALGO_DIRECT] = {"direct", {"taps"}},
     [SM_CPU_ALGO_DEPTHWISE] = {"depthwise", {"taps"}},
     [SM_CPU_ALGO_DEPTHWISE_BLOCKED] = {"depthwise-blocked", {"taps"}},
+    [SM_CPU_ALGO_FUSED_TILES] = {"tiles", {"tile", "ops", "temps", "threads"}},
 };
 
 const char *sm_cpu_algo_name(sm_cpu_algo a)

@@ -84,6 +84,9 @@ typedef struct sm_kernel_desc {
     const sm_kernel_operand *out; /* n_out entries */
     int n_threads;                /* threads of the plan (>= 1) */
     unsigned nhwc; /* SM_NHWC_* / SM_B16_* (kernel.h): operand formats */
+    /* FusedElementwise: its body as a program (fused_ew.h), or NULL when
+     * the plan could not make one */
+    const struct sm_ew_prog *ew;
 } sm_kernel_desc;
 
 /* Entry flags. */
@@ -109,6 +112,8 @@ typedef enum sm_cpu_algo {
     SM_CPU_ALGO_DEPTHWISE,         /* conv_depthwise.c, row by row: taps */
     SM_CPU_ALGO_DEPTHWISE_BLOCKED, /* conv_depthwise_blocked.c, channels
                                       interleaved a vector at a time: taps */
+    SM_CPU_ALGO_FUSED_TILES,       /* fused_ew.c: the body tile by tile:
+                                      tile, ops, temps, threads */
     SM_CPU_ALGO_COUNT
 } sm_cpu_algo;
 
