@@ -24,6 +24,11 @@
  * block's K and V rows stay in L1 / L2 while a query block sweeps them. */
 #define SM_ATTN_BK 64
 
+/* Query blocks that share one sweep over the keys, at most: each key and
+ * value block then serves up to 4 blocks of queries from L1 (docs/
+ * ATTENTION.md, "Speed", for the measurements that chose 4). */
+#define SM_ATTN_GROUP 4
+
 /* Mask kinds of sm_attn_args.mask_kind. */
 enum { SM_ATTN_MASK_NONE, SM_ATTN_MASK_FLOAT, SM_ATTN_MASK_BOOL };
 
@@ -39,6 +44,8 @@ typedef struct sm_attn_args {
                                 uint8 0/1 (1 = may attend) */
     const void *mask;        /* NULL when mask_kind is NONE */
     int64_t mask_strides[4]; /* elements, per [B, Hq, Tq, Tk]; 0 = broadcast */
+    int q_group; /* query blocks per sweep over the keys, 1..SM_ATTN_GROUP;
+                    0: the driver's choice (by the lengths) */
 } sm_attn_args;
 
 /* NULL when a is well formed (positive sizes, q_heads a multiple of
