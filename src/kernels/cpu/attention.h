@@ -7,9 +7,11 @@
  * internals.
  *
  * Work is cut into blocks of queries (a few vectors of them, per ISA:
- * sm_cpu_ops.attn_bq) of one (batch, head); each block sweeps the keys
- * SM_ATTN_BK at a time with a running maximum and sum per query, so a
- * thread's scratch is O(block), independent of the sequence lengths.
+ * sm_cpu_ops.attn_bq) of one (batch, head), up to SM_ATTN_GROUP blocks to
+ * a task; a task sweeps the keys SM_ATTN_BK at a time, each key block
+ * serving its query blocks in turn, with a running maximum and sum per
+ * query, so a thread's scratch is O(group), independent of the sequence
+ * lengths.
  */
 #ifndef SM_CPU_ATTENTION_H
 #define SM_CPU_ATTENTION_H
