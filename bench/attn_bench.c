@@ -5,7 +5,10 @@
  * half that causal), for tuning the block kernel without the plan around it.
  *
  *   attn_bench [--isa avx512|avx2|scalar] [--threads N] [--time SECONDS]
- *              [--len T]... [--heads H] [--dim D] [--grad]
+ *              [--len T]... [--heads H] [--dim D] [--group G] [--grad]
+ *
+ * --group sets the query blocks that share one sweep over the keys
+ * (1..SM_ATTN_GROUP; default: the driver's choice by length).
  *
  * --grad times the backward kernel (attention_grad.h) as well, on the
  * forward's output and a random dO, and prints its time over the
@@ -72,8 +75,8 @@ static int run_once(const sm_cpu_ops *ops, const sm_attn_args *a,
 /* The fastest seconds of one attention of H heads of D at length T,
  * forward, or (grad) backward from the forward's output and a random dO. */
 static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
-                        int causal, int grad, sm_threadpool *tp, double budget,
-                        double *cpu)
+                        int causal, int grad, int group, sm_threadpool *tp,
+                        double budget, double *cpu)
 {
     float *q = rand_buf(H * T * D, 1), *k = rand_buf(H * T * D, 2);
     float *v = rand_buf(H * T * D, 3), *o = malloc((size_t)(H * T * D) * 4);
@@ -96,7 +99,8 @@ static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
                       .q = q,
                       .k = k,
                       .v = v,
-                      .out = o};
+                      .out = o,
+                      .q_group = group};
     sm_attn_grad_args ga = {.f = a, .dout = dout, .dq = dq};
     ga.dk = dq ? dq + H * T * D : NULL;
     ga.dv = dq ? dq + 2 * H * T * D : NULL;
@@ -131,7 +135,7 @@ static double bench_one(const sm_cpu_ops *ops, int64_t T, int64_t H, int64_t D,
 int main(int argc, char **argv)
 {
     const char *isa = NULL;
-    int threads = 2, nlen = 0, ok = 1, grad = 0;
+    int threads = 2, nlen = 0, ok = 1, grad = 0, group = 0;
     int64_t lens[16], H = 8, D = 64;
     double budget = 0.5;
     for (int i = 1; i < argc; i++) {
@@ -148,6 +152,8 @@ int main(int argc, char **argv)
             H = atoll(v);
         else if (!strcmp(argv[i], "--dim") && ++i)
             D = atoll(v);
+        else if (!strcmp(argv[i], "--group") && ++i)
+            group = atoi(v);
         else if (!strcmp(argv[i], "--grad"))
             grad = 1;
         else {
@@ -169,16 +175,23 @@ int main(int argc, char **argv)
     sm_threadpool *tp = NULL;
     if (threads > 1 && sm_threadpool_new(NULL, threads, &tp) != SMELT_OK)
         return 1;
-    printf("attention %s, %d thread(s), %lld heads of %lld, block %d x %d\n",
+    if (group < 0 || group > SM_ATTN_GROUP) {
+        fprintf(stderr, "attn_bench: --group %d is not in 0..%d\n", group,
+                SM_ATTN_GROUP);
+        return 2;
+    }
+    printf("attention %s, %d thread(s), %lld heads of %lld, block %d x %d, "
+           "query blocks per key sweep: %s%d\n",
            ops->name, threads, (long long)H, (long long)D, ops->attn_bq,
-           SM_ATTN_BK);
+           SM_ATTN_BK, group ? "" : "by length, up to ",
+           group ? group : SM_ATTN_GROUP);
     printf("%6s %9s %9s %9s %10s %10s %9s %7s\n", "T", "full ms", "cpu ms",
            "GFLOP/s", "causal ms", "cpu ms", "GFLOP/s", "ratio");
     for (int i = 0; i < nlen; i++) {
         int64_t T = lens[i];
         double fc = 0, cc = 0;
-        double f = bench_one(ops, T, H, D, 0, 0, tp, budget, &fc);
-        double c = bench_one(ops, T, H, D, 1, 0, tp, budget, &cc);
+        double f = bench_one(ops, T, H, D, 0, 0, group, tp, budget, &fc);
+        double c = bench_one(ops, T, H, D, 1, 0, group, tp, budget, &cc);
         double fl = 4.0 * (double)T * (double)T * (double)D * (double)H;
         printf("%6lld %9.3f %9.3f %9.1f %10.3f %10.3f %9.1f %7.2f\n",
                (long long)T, f * 1e3, fc * 1e3, fl / fc * 1e-9 / threads,
@@ -186,8 +199,8 @@ int main(int argc, char **argv)
         if (!grad)
             continue;
         double gfc = 0, gcc = 0;
-        double gf = bench_one(ops, T, H, D, 0, 1, tp, budget, &gfc);
-        double gc = bench_one(ops, T, H, D, 1, 1, tp, budget, &gcc);
+        double gf = bench_one(ops, T, H, D, 0, 1, group, tp, budget, &gfc);
+        double gc = bench_one(ops, T, H, D, 1, 1, group, tp, budget, &gcc);
         printf("%6s %9.3f %9.3f %9s %10.3f %10.3f %9s   backward; / forward "
                "(cpu): %.2f unmasked, %.2f causal\n",
                "bwd", gf * 1e3, gfc * 1e3, "", gc * 1e3, gcc * 1e3, "",

@@ -213,8 +213,14 @@ static int64_t run_case(const tcase *c, int plant)
     const sm_cpu_ops *tabs[3];
     int nt = isa_tables(tabs);
     sm_threadpool *pools[2] = {NULL, pool2};
+    /* query blocks per key sweep: the driver's choice, one, and three
+     * (a group that ends in a partial block, and groups whose earlier
+     * blocks the causal rule stops sooner) */
+    static const int groups[] = {0, 1, 3};
     for (int t = 0; t < nt; t++)
-        for (int p = 0; p < 2; p++) {
+        for (int pg = 0; pg < 6; pg++) {
+            int p = pg % 2;
+            a.q_group = groups[pg / 2];
             size_t wsb = sm_cpu_attention_ws(tabs[t], c->D, c->Dv,
                                              sm_threadpool_size(pools[p]));
             void *ws = aligned_alloc(64, (wsb + 63) & ~(size_t)63);
@@ -231,18 +237,18 @@ static int64_t run_case(const tcase *c, int plant)
                 int bad = isnan(ref[i]) ? !isnan(out[i])
                                         : !(fabs(out[i] - ref[i]) <= tol);
                 if (bad)
-                    fail_msg("%s, %d thread(s), B%lld Hq%lld Hkv%lld Tq%lld "
-                             "Tk%lld D%lld Dv%lld causal %d mask %d "
-                             "(%d%d%d%d) plant %d: element %lld (row %lld) "
-                             "%.9g, expected %.9g (tol %.3g)",
-                             tabs[t]->name, sm_threadpool_size(pools[p]),
-                             (long long)c->B, (long long)c->Hq,
-                             (long long)c->Hkv, (long long)c->Tq,
-                             (long long)c->Tk, (long long)c->D,
-                             (long long)c->Dv, c->causal, c->mask_kind,
-                             c->mfull[0], c->mfull[1], c->mfull[2], c->mfull[3],
-                             plant, (long long)i, (long long)(i / c->Dv),
-                             out[i], ref[i], tol);
+                    fail_msg(
+                        "%s, %d thread(s), B%lld Hq%lld Hkv%lld Tq%lld "
+                        "Tk%lld D%lld Dv%lld causal %d mask %d "
+                        "(%d%d%d%d) plant %d group %d: element %lld (row %lld) "
+                        "%.9g, expected %.9g (tol %.3g)",
+                        tabs[t]->name, sm_threadpool_size(pools[p]),
+                        (long long)c->B, (long long)c->Hq, (long long)c->Hkv,
+                        (long long)c->Tq, (long long)c->Tk, (long long)c->D,
+                        (long long)c->Dv, c->causal, c->mask_kind, c->mfull[0],
+                        c->mfull[1], c->mfull[2], c->mfull[3], plant, a.q_group,
+                        (long long)i, (long long)(i / c->Dv), out[i], ref[i],
+                        tol);
             }
             free(ws);
         }
@@ -365,6 +371,12 @@ static void test_check(void **state)
     a.mask = &x;
     assert_non_null(sm_cpu_attention_check(&a));
     a.mask_kind = 0;
+    a.q_group = -1;
+    assert_non_null(sm_cpu_attention_check(&a));
+    a.q_group = SM_ATTN_GROUP + 1;
+    assert_non_null(sm_cpu_attention_check(&a));
+    a.q_group = SM_ATTN_GROUP;
+    assert_null(sm_cpu_attention_check(&a));
     a.kv_len = 0;
     assert_non_null(sm_cpu_attention_check(&a));
 }

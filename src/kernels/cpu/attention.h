@@ -7,9 +7,11 @@
  * internals.
  *
  * Work is cut into blocks of queries (a few vectors of them, per ISA:
- * sm_cpu_ops.attn_bq) of one (batch, head); each block sweeps the keys
- * SM_ATTN_BK at a time with a running maximum and sum per query, so a
- * thread's scratch is O(block), independent of the sequence lengths.
+ * sm_cpu_ops.attn_bq) of one (batch, head), up to SM_ATTN_GROUP blocks to
+ * a task; a task sweeps the keys SM_ATTN_BK at a time, each key block
+ * serving its query blocks in turn, with a running maximum and sum per
+ * query, so a thread's scratch is O(group), independent of the sequence
+ * lengths.
  */
 #ifndef SM_CPU_ATTENTION_H
 #define SM_CPU_ATTENTION_H
@@ -23,6 +25,11 @@
 /* Keys per block: a 64 x 64 tile of scores (16 KiB with AVX-512) and the
  * block's K and V rows stay in L1 / L2 while a query block sweeps them. */
 #define SM_ATTN_BK 64
+
+/* Query blocks that share one sweep over the keys, at most: each key and
+ * value block then serves up to 4 blocks of queries from L1 (docs/
+ * ATTENTION.md, "Speed", for the measurements that chose 4). */
+#define SM_ATTN_GROUP 4
 
 /* Mask kinds of sm_attn_args.mask_kind. */
 enum { SM_ATTN_MASK_NONE, SM_ATTN_MASK_FLOAT, SM_ATTN_MASK_BOOL };
@@ -39,6 +46,8 @@ typedef struct sm_attn_args {
                                 uint8 0/1 (1 = may attend) */
     const void *mask;        /* NULL when mask_kind is NONE */
     int64_t mask_strides[4]; /* elements, per [B, Hq, Tq, Tk]; 0 = broadcast */
+    int q_group; /* query blocks per sweep over the keys, 1..SM_ATTN_GROUP;
+                    0: the driver's choice (by the lengths) */
 } sm_attn_args;
 
 /* NULL when a is well formed (positive sizes, q_heads a multiple of

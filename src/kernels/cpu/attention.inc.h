@@ -317,58 +317,106 @@ static void att_softmax_step(float *st, int64_t nk, const V mx[ATT_NV],
         l + c * VL, v_fma(v_load(l + c * VL), v_load(alpha + c * VL), sum[c]));
 }
 
+/* One query block's running state in the workspace: its Q^T (scaled),
+ * O^T, running maxima, sums and rescale factors, and where it stands. */
+typedef struct att_blk {
+    float *qt, *ot, *m, *l, *alpha;
+    int64_t i0, nq, jend, moff;
+} att_blk;
+
 /*
- * One block of queries [i0, i0 + ATT_BQ) of (batch b, query head h):
- * the whole flash loop over the keys it can see, then O = O^T / l
- * transposed into the output rows (0 / 0 = NaN for a query that saw no
- * key). ws: attn_ws_floats(D, Dv) floats (the driver's per-thread
- * slice).
+ * One key block [j0, j0 + nk) of the flash loop for query block B of
+ * (b, h): scores into the shared tile st, mask and causal test, the
+ * online softmax step and O^T += V_blk^T P^T. k and v are the head's
+ * first key and value rows; off = Tk - Tq.
+ */
+static void att_step(const sm_attn_args *a, const att_blk *B, const float *k,
+                     const float *v, int64_t j0, int64_t nk, int64_t off,
+                     float *st, float *lanes)
+{
+    const int64_t D = a->head_dim, Dv = a->v_dim, *ms = a->mask_strides;
+    /* the first query (i0) sees keys up to i0 + off: rows past that
+     * need the causal test */
+    int64_t cf = nk;
+    if (a->causal && B->i0 + off + 1 - j0 < nk)
+        cf = B->i0 + off + 1 - j0 < 0 ? 0 : B->i0 + off + 1 - j0;
+    /* a block no mask or causal test touches takes its maxima from the
+     * score tiles' registers; the others in a pass of their own */
+    int plain = a->mask_kind == SM_ATTN_MASK_NONE && cf == nk;
+    V mx[ATT_NV];
+    for (int c = 0; c < ATT_NV; c++)
+        mx[c] = v_set1(-__builtin_inff());
+    /* lane i sees key row j iff i >= j + lim (causal); without the causal
+     * rule every row is visible to every lane */
+    int64_t lim = a->causal ? j0 - off - B->i0 : -((int64_t)1 << 40);
+    att_scores(k + j0 * D, D, B->qt, st, nk, lim, plain ? mx : NULL);
+    if (!plain)
+        att_mask_max(a, st, nk, B->nq, B->moff + j0 * ms[3], ms[2], ms[3], cf,
+                     lim, lanes, mx);
+    att_softmax_step(st, nk, mx, B->m, B->l, B->alpha);
+    att_values(v + j0 * Dv, Dv, st, nk, lim, B->alpha, B->ot);
+}
+
+/*
+ * Query blocks i0, i0 + ATT_BQ, .. (nb of them, at most SM_ATTN_GROUP,
+ * the last possibly partial) of (batch b, query head h): the flash loop
+ * over the keys they can see, key blocks outermost, so each key and
+ * value block read from L2 / L3 serves all nb query blocks while it is
+ * in L1 (at long lengths a head's K and V do not fit in L2, and one
+ * sweep per block streamed them once per ATT_BQ queries). Then O = O^T
+ * / l transposed into the output rows (0 / 0 = NaN for a query that saw
+ * no key). ws: attn_ws_floats (the driver's per-thread slice): nb sets
+ * of Q^T, O^T, m, l and alpha, then the score tile and the mask lanes.
  */
 static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
-                       float *ws)
+                       int nb, float *ws)
 {
     const int64_t D = a->head_dim, Dv = a->v_dim, Tq = a->q_len, Tk = a->kv_len,
                   BK = SM_ATTN_BK;
-    const int64_t nq = Tq - i0 < ATT_BQ ? Tq - i0 : ATT_BQ;
     const int64_t hk = h / (a->q_heads / a->kv_heads), off = Tk - Tq;
-    const float *q = a->q + ((b * a->q_heads + h) * Tq + i0) * D;
     const float *k = a->k + (b * a->kv_heads + hk) * Tk * D;
     const float *v = a->v + (b * a->kv_heads + hk) * Tk * Dv;
-    float *o = a->out + ((b * a->q_heads + h) * Tq + i0) * Dv;
-    float *qt = ws, *st = qt + D * ATT_BQ, *ot = st + BK * ATT_BQ;
-    float *m = ot + Dv * ATT_BQ, *l = m + ATT_BQ, *alpha = l + ATT_BQ,
-          *lanes = alpha + ATT_BQ;
-
-    for (int64_t d = 0; d < D; d++)
-        for (int64_t i = 0; i < ATT_BQ; i++)
-            qt[d * ATT_BQ + i] = i < nq ? q[i * D + d] * a->scale : 0.0f;
-    for (int64_t i = 0; i < ATT_BQ; i++) {
-        m[i] = -__builtin_inff();
-        l[i] = 0.0f;
-    }
-    for (int64_t i = 0; i < Dv * ATT_BQ; i++)
-        ot[i] = 0.0f;
-
-    /* keys past the last query's limit are hidden from the whole block:
-     * those blocks are never visited */
-    int64_t jend = Tk;
-    if (a->causal && i0 + nq + off < jend)
-        jend = i0 + nq + off;
     const int64_t *ms = a->mask_strides;
-    int64_t moff = b * ms[0] + h * ms[1] + i0 * ms[2];
-    V mx[ATT_NV];
-    for (int64_t j0 = 0; j0 < jend; j0 += BK) {
-        int64_t nk = jend - j0 < BK ? jend - j0 : BK;
-        /* the first query (i0) sees keys up to i0 + off: rows past that
-         * need the causal test */
-        int64_t cf = nk;
-        if (a->causal && i0 + off + 1 - j0 < nk)
-            cf = i0 + off + 1 - j0 < 0 ? 0 : i0 + off + 1 - j0;
+    att_blk blk[SM_ATTN_GROUP];
+    float *st = ws + (int64_t)SM_ATTN_GROUP * (D + Dv + 3) * ATT_BQ,
+          *lanes = st + BK * ATT_BQ;
+    int64_t jmax = 0;
+    for (int g = 0; g < nb; g++) {
+        att_blk *B = &blk[g];
+        B->qt = ws + (int64_t)g * (D + Dv + 3) * ATT_BQ;
+        B->ot = B->qt + D * ATT_BQ;
+        B->m = B->ot + Dv * ATT_BQ;
+        B->l = B->m + ATT_BQ;
+        B->alpha = B->l + ATT_BQ;
+        B->i0 = i0 + g * ATT_BQ;
+        B->nq = Tq - B->i0 < ATT_BQ ? Tq - B->i0 : ATT_BQ;
+        B->moff = b * ms[0] + h * ms[1] + B->i0 * ms[2];
+        /* keys past the last query's limit are hidden from the whole
+         * block: those key blocks are never visited */
+        B->jend = Tk;
+        if (a->causal && B->i0 + B->nq + off < B->jend)
+            B->jend = B->i0 + B->nq + off;
+        if (B->jend > jmax)
+            jmax = B->jend;
+        const float *q = a->q + ((b * a->q_heads + h) * Tq + B->i0) * D;
+        for (int64_t d = 0; d < D; d++)
+            for (int64_t i = 0; i < ATT_BQ; i++)
+                B->qt[d * ATT_BQ + i] =
+                    i < B->nq ? q[i * D + d] * a->scale : 0.0f;
+        for (int64_t i = 0; i < ATT_BQ; i++) {
+            B->m[i] = -__builtin_inff();
+            B->l[i] = 0.0f;
+        }
+        for (int64_t i = 0; i < Dv * ATT_BQ; i++)
+            B->ot[i] = 0.0f;
+    }
+
+    for (int64_t j0 = 0; j0 < jmax; j0 += BK) {
         /* the next key block's K and V rows (16 KiB each at D = 64),
          * which at long lengths come from L3: the hardware prefetcher
          * does not follow the score tile's short runs down 6 rows */
-        if (j0 + BK < jend) {
-            int64_t nn = jend - j0 - BK < BK ? jend - j0 - BK : BK;
+        if (j0 + BK < jmax) {
+            int64_t nn = jmax - j0 - BK < BK ? jmax - j0 - BK : BK;
             const char *kp = (const char *)(k + (j0 + BK) * D),
                        *vp = (const char *)(v + (j0 + BK) * Dv);
             for (int64_t by = 0; by < nn * D * 4; by += 64)
@@ -376,23 +424,21 @@ static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
             for (int64_t by = 0; by < nn * Dv * 4; by += 64)
                 v_prefetch(vp + by);
         }
-        /* a block no mask or causal test touches takes its maxima from
-         * the score tiles' registers; the others in a pass of their own */
-        int plain = a->mask_kind == SM_ATTN_MASK_NONE && cf == nk;
-        for (int c = 0; c < ATT_NV; c++)
-            mx[c] = v_set1(-__builtin_inff());
-        /* lane i sees key row j iff i >= j + lim (causal); without the
-         * causal rule every row is visible to every lane */
-        int64_t lim = a->causal ? j0 - off - i0 : -((int64_t)1 << 40);
-        att_scores(k + j0 * D, D, qt, st, nk, lim, plain ? mx : NULL);
-        if (!plain)
-            att_mask_max(a, st, nk, nq, moff + j0 * ms[3], ms[2], ms[3], cf,
-                         lim, lanes, mx);
-        att_softmax_step(st, nk, mx, m, l, alpha);
-        att_values(v + j0 * Dv, Dv, st, nk, lim, alpha, ot);
+        for (int g = 0; g < nb; g++) {
+            /* under the causal rule the group's earlier blocks stop
+             * sooner */
+            if (j0 >= blk[g].jend)
+                continue;
+            int64_t nk = blk[g].jend - j0 < BK ? blk[g].jend - j0 : BK;
+            att_step(a, &blk[g], k, v, j0, nk, off, st, lanes);
+        }
     }
 
-    for (int64_t i = 0; i < nq; i++)
-        for (int64_t x = 0; x < Dv; x++)
-            o[i * Dv + x] = ot[x * ATT_BQ + i] / l[i];
+    for (int g = 0; g < nb; g++) {
+        const att_blk *B = &blk[g];
+        float *o = a->out + ((b * a->q_heads + h) * Tq + B->i0) * Dv;
+        for (int64_t i = 0; i < B->nq; i++)
+            for (int64_t x = 0; x < Dv; x++)
+                o[i * Dv + x] = B->ot[x * ATT_BQ + i] / B->l[i];
+    }
 }

@@ -209,11 +209,12 @@ typedef struct sm_cpu_ops {
 
     /* ---- flash attention (attention.inc.h) ---- */
     int attn_bq; /* queries per block */
-    /* Queries [i0, i0 + attn_bq) of batch b, query head h: the output
-     * rows, with ws of (head_dim + v_dim + SM_ATTN_BK + 4) * attn_bq
-     * floats, 64-byte aligned (attention.c). */
+    /* Queries [i0, i0 + nb attn_bq) of batch b, query head h (nb <=
+     * SM_ATTN_GROUP blocks sharing each sweep over the keys): the output
+     * rows, with ws of (SM_ATTN_GROUP (head_dim + v_dim + 3) + SM_ATTN_BK
+     * + 1) * attn_bq floats, 64-byte aligned (attention.c). */
     void (*attn_block)(const struct sm_attn_args *a, int64_t b, int64_t h,
-                       int64_t i0, float *ws);
+                       int64_t i0, int nb, float *ws);
     /* The attention backward's task (batch b, kv head hk): that kv
      * head's dK and dV and its query heads' dQ rows, with ws of
      * sm_cpu_attention_grad_ws_floats floats (attention_grad.inc.h). */
