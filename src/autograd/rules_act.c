@@ -147,3 +147,17 @@ sm_value *sm_gn_act_grad(sm_grad_ctx *g, const sm_act *a, sm_value *dy)
     }
     return rows[a->kind](g, a, g->n->out[0], dy);
 }
+
+sm_value *sm_gn_node_act_grad(sm_grad_ctx *g)
+{
+    sm_act a;
+    sm_attrs at = sm_node_attrs(g->n);
+    smelt_status st =
+        sm_act_read(g->ctx, sm_op_info_get(g->n->op)->name, &at, &a);
+    if (st != SMELT_OK) {
+        if (g->st == SMELT_OK)
+            g->st = st;
+        return NULL;
+    }
+    return sm_gn_act_grad(g, &a, g->dy[0]);
+}

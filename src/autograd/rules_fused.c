@@ -12,21 +12,6 @@
  */
 #include "autograd/rules_nn.h"
 
-/* dZ for the fused node's activation; NULL on failure. */
-static sm_value *preact_grad(sm_grad_ctx *g)
-{
-    sm_act a;
-    sm_attrs at = sm_node_attrs(g->n);
-    smelt_status st =
-        sm_act_read(g->ctx, sm_op_info_get(g->n->op)->name, &at, &a);
-    if (st != SMELT_OK) {
-        if (g->st == SMELT_OK)
-            g->st = st;
-        return NULL;
-    }
-    return sm_gn_act_grad(g, &a, g->dy[0]);
-}
-
 /* The residual input r (slot 3) gets dz summed to its shape. */
 static void residual_grad(sm_grad_ctx *g, sm_value *dz)
 {
@@ -37,7 +22,7 @@ static void residual_grad(sm_grad_ctx *g, sm_value *dz)
 /* FusedConv(X, W, B?, R?) = act(Conv(X, W, B) + R). */
 smelt_status sm_grad_fusedconv(sm_grad_ctx *g)
 {
-    sm_value *dz = preact_grad(g);
+    sm_value *dz = sm_gn_node_act_grad(g);
     if (!dz)
         return g->st;
     residual_grad(g, dz);
@@ -50,7 +35,7 @@ smelt_status sm_grad_fusedconv(sm_grad_ctx *g)
 smelt_status sm_grad_fusedgemm(sm_grad_ctx *g)
 {
     const sm_node *n = g->n;
-    sm_value *dz = preact_grad(g);
+    sm_value *dz = sm_gn_node_act_grad(g);
     if (!dz)
         return g->st;
     residual_grad(g, dz);

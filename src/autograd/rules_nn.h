@@ -109,6 +109,9 @@ typedef sm_value *(*sm_act_grad_fn)(sm_grad_ctx *g, const sm_act *a,
 #undef ACT
 /* dz for the fused node g->n, whose activation is a. */
 sm_value *sm_gn_act_grad(sm_grad_ctx *g, const sm_act *a, sm_value *dy);
+/* dz for the fused node g->n from its own activation attributes and
+ * g->dy[0]; NULL (g->st set) when they do not read. */
+sm_value *sm_gn_node_act_grad(sm_grad_ctx *g);
 /* g->n (FusedConv or FusedGemm) again with activation none: the value
  * the activation was applied to. */
 sm_value *sm_gn_preact(sm_grad_ctx *g);

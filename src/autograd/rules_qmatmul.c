@@ -53,21 +53,6 @@ static sm_value *rescaled(sm_grad_ctx *g, sm_value *sb, sm_value *sa)
     return sm_g_done(g, sm_g_node(g, SM_OP_FusedQMatMul, k, in, 1));
 }
 
-/* dz for the node's activation; NULL on failure. */
-static sm_value *qmm_preact_grad(sm_grad_ctx *g)
-{
-    sm_act a;
-    sm_attrs at = sm_node_attrs(g->n);
-    smelt_status st =
-        sm_act_read(g->ctx, sm_op_info_get(g->n->op)->name, &at, &a);
-    if (st != SMELT_OK) {
-        if (g->st == SMELT_OK)
-            g->st = st;
-        return NULL;
-    }
-    return sm_gn_act_grad(g, &a, g->dy[0]);
-}
-
 smelt_status sm_grad_fusedqmatmul(sm_grad_ctx *g)
 {
     const sm_node *n = g->n;
@@ -80,7 +65,7 @@ smelt_status sm_grad_fusedqmatmul(sm_grad_ctx *g)
     int want_sa = sa && g->need[QI_SA];
     if (!want_a && !want_sb && !want_bias && !want_sa)
         return g->st;
-    sm_value *dz = qmm_preact_grad(g);
+    sm_value *dz = sm_gn_node_act_grad(g);
     if (!dz)
         return g->st;
     if (want_bias)
