@@ -20,7 +20,9 @@ run under this interpreter with PYTHONPATH=BUILD_DIR/python (the smelt package o
 docs/PYTHON.md's examples import it), in the same folder; it is skipped
 when that build has no Python package or is a sanitizer build. A block whose fence names a file (```python file=model.py) is
 written to that file in the scratch folder, for the blocks after it to
-use, as a reader would save it. Other blocks (```c, ```text, plain) are
+use, as a reader would save it. ```sh blocks that build a C program
+against build/libsmelt.a pass $LDFLAGS to cc: in a sanitizer build the
+runner sets it to the sanitizers' link flags. Other blocks (```c, ```text, plain) are
 not run. Prints one line per block and "N passed, N failed, N skipped".
 """
 import os
@@ -79,19 +81,35 @@ def scratch(src, build):
     return d
 
 
+def sanitized(build):
+    """Whether BUILD_DIR is a sanitizer build (-DSMELT_SANITIZE=ON)."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            return "SMELT_SANITIZE:BOOL=ON" in f.read()
+    except OSError:
+        return False
+
+
 def python_skip(build):
     """Why ```python blocks cannot run against this build, or None: no
     Python package, or a sanitizer build's (its module needs libasan
     preloaded into python3; its own tests, python.*, do that)."""
     if not os.path.isdir(os.path.join(build, "python", "smelt")):
         return "the Python package is not built here"
-    try:
-        with open(os.path.join(build, "CMakeCache.txt")) as f:
-            if "SMELT_SANITIZE:BOOL=ON" in f.read():
-                return "a sanitizer build's package needs libasan preloaded"
-    except OSError:
-        pass
+    if sanitized(build):
+        return "a sanitizer build's package needs libasan preloaded"
     return None
+
+
+def sh_env(build):
+    """The environment of ```sh blocks: a program the page links against
+    a sanitizer build's build/libsmelt.a needs the sanitizers' runtimes,
+    so LDFLAGS (which such blocks pass to cc) names them there."""
+    if not sanitized(build):
+        return None
+    flags = os.environ.get("LDFLAGS", "")
+    return dict(os.environ, LDFLAGS=(flags + " -fsanitize=address,undefined")
+                .strip())
 
 
 def main(argv):
@@ -127,7 +145,7 @@ def main(argv):
                     skipped += 1
                     continue
                 try:
-                    cmd, env = ["sh", "-e", "-c", text], None
+                    cmd, env = ["sh", "-e", "-c", text], sh_env(build)
                     if kind == "python":
                         # from a file, so that inspect finds the source
                         script = os.path.join(work, "doc_block_%d.py" % line)
