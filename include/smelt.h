@@ -356,8 +356,8 @@ typedef struct smelt_quantize_report smelt_quantize_report_t;
  * Release *out with smelt_quantize_report_free. */
 smelt_status smelt_quantize_report(smelt_ctx_t *ctx, const smelt_graph_t *g,
                                    const smelt_quantize_options *o,
-                                   smelt_tensor_t *const *inputs,
-                                   int n_inputs, double tolerance,
+                                   smelt_tensor_t *const *inputs, int n_inputs,
+                                   double tolerance,
                                    smelt_quantize_report_t **out);
 void smelt_quantize_report_free(smelt_quantize_report_t *r);
 /* The layers measured, in graph order; row i's node name, MSE, cosine

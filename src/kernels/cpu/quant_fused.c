@@ -7,10 +7,10 @@
  * (sm_q8_gemm_f32a; bit-exact with DynamicQuantizeLinear), the weights
  * are packed once at plan time, and the int8 GEMM's f32 epilogue
  * (SM_Q8_OUT_F32) applies the zero points, the scale product, the bias
- * and the activation while each tile is in L1. The integer sums, the scale product and the bias
- * sum are the reference's exactly; a non-linear activation runs on the
- * f32 table's vector function of the same width (within the tolerance of
- * the f32 kernels' own epilogues).
+ * and the activation while each tile is in L1. The integer sums, the scale
+ * product and the bias sum are the reference's exactly; a non-linear activation
+ * runs on the f32 table's vector function of the same width (within the
+ * tolerance of the f32 kernels' own epilogues).
  */
 #include <string.h>
 
