@@ -20,17 +20,6 @@
 #define ATOL 1e-5
 #define RTOL 1e-3
 
-static inline smelt_graph_t *parse(const char *text)
-{
-    smelt_graph_t *g = NULL;
-    smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_status st = smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g);
-    if (st != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    smelt_ctx_free(ctx);
-    return g;
-}
-
 /* The sum of g's first output run on inputs in[0..n_in) (the forward
  * loss). */
 static inline double run_sum_in(smelt_graph_t *g, smelt_tensor_t *const *in,
@@ -74,7 +63,7 @@ static inline smelt_graph_t *joint_of(smelt_ctx_t *ctx, smelt_graph_t *g,
 static inline int check_graph(const char *text, const char *const *wrt,
                               int n_wrt, smelt_tensor_t *const *in, int n_in)
 {
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *j = joint_of(ctx, g, wrt, n_wrt);
     assert_int_equal(smelt_graph_verify(ctx, j), SMELT_OK);
@@ -130,7 +119,7 @@ static inline int check_text(const char *text)
 static inline int check_plan(const char *text, const char *const *wrt,
                              int n_wrt, int level, double tol)
 {
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *j = joint_of(ctx, g, wrt, n_wrt);
     int n_out = smelt_graph_num_outputs(j);
@@ -224,7 +213,7 @@ static inline void check_leaves(const char *text, const grad_leaf *l,
 static inline void expect_declined(const char *text, const char *const *wrt,
                                    int n_wrt, const char *what, const char *why)
 {
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *j = NULL;
     smelt_grad_options o;

@@ -11,14 +11,6 @@
 
 #include "testutil.h"
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    if (smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    return g;
-}
-
 /* Bad shapes, dtypes and NULL data are refused with a message; a good
  * wrap sees the caller's bytes, and freeing it leaves them alone. */
 static void test_wrap_checks_and_borrows(void **state)
@@ -69,7 +61,7 @@ static void test_wrapped_inputs_run(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, "graph g(%x: f32[n,5]) {\n"
+    smelt_graph_t *g = tu_parse(ctx, "graph g(%x: f32[n,5]) {\n"
                                   "  %a: f32[n,5] = Relu(%x)\n"
                                   "  %b: f32[n,5] = Add(%a, %x)\n"
                                   "  %y: f32[n,5] = Exp(%b)\n"
@@ -129,7 +121,7 @@ static void test_cancel_stops_runs(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, "graph g(%x: f32[4]) {\n"
+    smelt_graph_t *g = tu_parse(ctx, "graph g(%x: f32[4]) {\n"
                                   "  %true: bool[] = const true\n"
                                   "  %r: f32[4] = Loop(_, %true, %x) @forever "
                                   "body(%i: i64[], %c: bool[], %v: f32[4]) {\n"
@@ -170,7 +162,7 @@ static void test_cancel_stops_runs(void **state)
         }
     }
     smelt_ctx_set_cancel(ctx, NULL, &asked);
-    smelt_graph_t *h = parse(ctx, "graph h(%x: f32[4]) {\n"
+    smelt_graph_t *h = tu_parse(ctx, "graph h(%x: f32[4]) {\n"
                                   "  %y: f32[4] = Relu(%x)\n"
                                   "  return %y\n"
                                   "}\n");
@@ -201,7 +193,7 @@ static void test_derived_graphs_outlive_their_source(void **state)
                        "}\n";
     for (int kind = 0; kind < 3; kind++) {
         smelt_ctx_t *ctx = smelt_ctx_init();
-        smelt_graph_t *g = parse(ctx, text), *d = NULL;
+        smelt_graph_t *g = tu_parse(ctx, text), *d = NULL;
         smelt_status st;
         if (kind == 0) {
             st = smelt_graph_clone(ctx, g, &d);

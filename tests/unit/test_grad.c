@@ -61,7 +61,7 @@ static void test_reuse_broadcast(void **state)
 static void test_signature(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph s(%x: f32[2,2]) {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph s(%x: f32[2,2]) {\n"
                              "  %w: f32[2,2] = const [1, 2, 3, 4]\n"
                              "  %k: i64[1] = const [1]\n"
                              "  %y: f32[2,2] = MatMul(%x, %w)\n"
@@ -122,7 +122,7 @@ static void test_signature(void **state)
 static void expect_error(const char *text, const smelt_grad_options *o,
                          const char *want)
 {
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     assert_int_not_equal(smelt_graph_grad(ctx, g, o, &j), SMELT_OK);
     assert_null(j);

@@ -155,14 +155,6 @@ static char *block_text(int kind, int B, int T, int H, int Hkv, int Dh)
     return b.s;
 }
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    if (smelt_graph_parse(ctx, text, strlen(text), "blk.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    return g;
-}
-
 /* Occurrences of s in g's text form. */
 static int count_in_text(smelt_ctx_t *ctx, const smelt_graph_t *g,
                          const char *s)
@@ -225,7 +217,7 @@ static void one_block(int kind, int B, int T, int H, int Hkv, int Dh)
 {
     smelt_ctx_t *ctx = smelt_ctx_init();
     char *text = block_text(kind, B, T, H, Hkv, Dh);
-    smelt_graph_t *g = parse(ctx, text), *f = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text), *f = tu_parse(ctx, text);
     free(text);
     smelt_opt_options oo;
     smelt_opt_options_default(&oo);
@@ -312,7 +304,7 @@ static int64_t joint_arena(int fused)
         "  %o: f32[1,8,2048,64] = MatMul(%p, %v)\n"
         "  return %o\n}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     if (fused) {
         smelt_opt_options oo;
         smelt_opt_options_default(&oo);

@@ -310,7 +310,7 @@ static void test_carried_swap(void **state)
 static void test_loop_plan(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse(rnn_text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, rnn_text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_grad_options o;
     smelt_grad_options_default(&o);

@@ -98,7 +98,7 @@ static void check(const char *consts, const char *body)
                           "%s\n  %%l = Mul(%%y, %%y)\n  return %%l\n}\n", body);
     assert_true(n < TEXT_MAX);
     /* a NaN or infinite loss would make every comparison vacuous */
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     double loss = run_sum_in(g, NULL, 0);
     smelt_graph_free(g);
     if (!isfinite(loss))
@@ -266,7 +266,7 @@ static void test_maxpool_empty_window(void **state)
              "-0.7, 0.5, 0.8, -0.4, 0.2, 0.6]\n%s  %%l = Mul(%%p, %%p)\n"
              "  return %%l\n}\n",
              pool);
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     assert_int_equal(smelt_graph_grad(ctx, g, NULL, &j), SMELT_OK);
     smelt_tensor_t *out[3] = {0};
@@ -305,7 +305,7 @@ static void test_max_ties(void **state)
                  "  %%x: f64[1,1,2,3] = const [1.0, 5.0, 2.0, 5.0, 0.5, 5.0]\n"
                  "%s\n  return %%y\n}\n",
                  ops[k]);
-        smelt_graph_t *g = parse(text), *j = NULL;
+        smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
         smelt_ctx_t *ctx = smelt_ctx_init();
         assert_int_equal(smelt_graph_grad(ctx, g, NULL, &j), SMELT_OK);
         int n_out = smelt_graph_num_outputs(j);
@@ -425,7 +425,7 @@ static void test_fused_gemm(void **state)
 static smelt_tensor_t *input_grad(const char *text, int level, char **printed)
 {
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_opt_options oo;
     smelt_opt_options_default(&oo);
     oo.level = level;
@@ -510,7 +510,7 @@ static void expect_unsupported(const char *op_line, const char *what)
              "  %%w: f64[2,2,1,1] = const [0.1, -0.2, 0.3, 0.4]\n"
              "%s\n  return %%y\n}\n",
              op_line);
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_grad_options o;
     smelt_grad_options_default(&o);
@@ -548,7 +548,7 @@ static void grads_with_batch(const char *batch, const char *op_line, double *dx,
     emit_consts(text, &n, "w:4,2,2,3", "f64");
     n += (size_t)snprintf(text + n, TEXT_MAX - n,
                           "%s\n  %%y = Tanh(%%p)\n  return %%y\n}\n", op_line);
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_grad_options o;
     smelt_grad_options_default(&o);
@@ -646,7 +646,7 @@ static void plan_matches(const char *dt, smelt_dtype dtype, int level,
     emit_consts(text, &n, cnn_consts, dt);
     n += (size_t)snprintf(text + n, TEXT_MAX - n, "%s", cnn_body);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     if (smelt_graph_grad(ctx, g, NULL, &j) != SMELT_OK)
         fail_msg("grad: %s", smelt_ctx_error(ctx));
     assert_int_equal(smelt_graph_num_grads(j), 6);

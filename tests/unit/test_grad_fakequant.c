@@ -186,7 +186,7 @@ static void check_surrogate(const fq_case *c)
         cr[i] = nearbyint(u) - u;
     }
     char *t = fq_text(c, "f64", x, s, z, w, 0);
-    smelt_graph_t *g = parse(t);
+    smelt_graph_t *g = tu_parse(NULL, t);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *j = joint_of(ctx, g, wrt_xs, 2);
     smelt_tensor_t *out[8] = {0};
@@ -259,7 +259,7 @@ static void test_surrogate(void **state)
 /* Runs the first output of text (f32) by the reference interpreter. */
 static smelt_tensor_t *run_first(smelt_ctx_t *ctx, const char *text)
 {
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     smelt_tensor_t *out[1] = {0};
     if (smelt_graph_run_reference(ctx, g, NULL, 0, out, 1) != SMELT_OK)
         fail_msg("run: %s", smelt_ctx_error(ctx));
@@ -296,7 +296,7 @@ static void test_pair(void **state)
                          smelt_tensor_get_f64(b, i));
         smelt_tensor_free(a);
         smelt_tensor_free(b);
-        smelt_graph_t *gf = parse(tf), *gp = parse(tp);
+        smelt_graph_t *gf = tu_parse(NULL, tf), *gp = tu_parse(NULL, tp);
         smelt_graph_t *jf = joint_of(ctx, gf, wrt_xs, 2);
         smelt_graph_t *jp = joint_of(ctx, gp, wrt_xs, 2);
         int no = smelt_graph_num_outputs(jf);
@@ -392,7 +392,7 @@ static void test_save(void **state)
         for (int f64 = 0; f64 < 2; f64++) {
             char *t = fq_text(c, f64 ? "f64" : "f32", x, s, z, w, 0);
             smelt_tensor_t *want = run_first(ctx, t);
-            smelt_graph_t *g = parse(t);
+            smelt_graph_t *g = tu_parse(NULL, t);
             for (int std = 0; std < 2; std++) {
                 smelt_onnx_save_options o;
                 smelt_onnx_save_options_default(&o);

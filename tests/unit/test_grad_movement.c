@@ -227,7 +227,7 @@ static void test_slice_partition(void **state)
     assert_int_equal(check_graph(t, wrt, 3, &x, 1), 24 + 6 + 12);
 
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(t);
+    smelt_graph_t *g = tu_parse(NULL, t);
     smelt_graph_t *j = joint_of(ctx, g, wrt, 3);
     int n_out = smelt_graph_num_outputs(j);
     smelt_tensor_t *want[8] = {0}, *got[8] = {0};
@@ -492,7 +492,7 @@ static void test_resize(void **state)
 /* Expects the gradient of text to fail naming want. */
 static void expect_fail(const char *text, const char *want)
 {
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     assert_int_not_equal(smelt_graph_grad(ctx, g, NULL, &j), SMELT_OK);
     if (!strstr(smelt_ctx_error(ctx), want))
@@ -604,7 +604,7 @@ static void test_plan_pipeline(void **state)
         "  return %y\n"
         "}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_grad_options o;
     smelt_grad_options_default(&o);
     o.params_as_inputs = 1;
@@ -683,7 +683,7 @@ static void test_plan_mixed(void **state)
         "  return %y\n"
         "}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_grad_options o;
     smelt_grad_options_default(&o);
     o.params_as_inputs = 1;

@@ -491,7 +491,7 @@ static void test_einsum(void **state)
 /* Expects smelt_graph_grad of text to fail naming want. */
 static void expect_grad_error(const char *text, const char *want)
 {
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     assert_int_not_equal(smelt_graph_grad(ctx, g, NULL, &j), SMELT_OK);
     assert_null(j);
@@ -581,7 +581,7 @@ static void test_fused_by_pass(void **state)
                      "  return %%w\n}\n",
                      x, y, r);
     int plain = check_text(text);
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_opt_options o;
     smelt_opt_options_default(&o);
@@ -629,7 +629,7 @@ static smelt_tensor_t *tensor_of(const sm_value *c, smelt_dtype dt)
 static void plan_check(const char *text, const char *vals, smelt_dtype dt,
                        double tol)
 {
-    smelt_graph_t *g = parse(text), *vg = parse(vals), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *vg = tu_parse(NULL, vals), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_grad_options o;
     smelt_grad_options_default(&o);
@@ -815,7 +815,7 @@ static void test_symbolic_batch(void **state)
     char *dyn_text =
         fmt("graph dy(%%x: f64[batch,6], %%t: i64[batch]) {\n%s", body);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *gs = parse(stat_text), *gd = parse(dyn_text);
+    smelt_graph_t *gs = tu_parse(NULL, stat_text), *gd = tu_parse(NULL, dyn_text);
     smelt_graph_t *js = NULL, *jd = NULL;
     if (smelt_graph_grad(ctx, gs, NULL, &js) != SMELT_OK ||
         smelt_graph_grad(ctx, gd, NULL, &jd) != SMELT_OK)

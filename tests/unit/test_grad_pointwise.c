@@ -364,7 +364,7 @@ static void test_reduce_zeros(void **state)
  * frees them); returns their count. */
 static int grads_of(const char *text, smelt_tensor_t **d, int max)
 {
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     if (smelt_graph_grad(ctx, g, NULL, &j) != SMELT_OK)
         fail_msg("grad: %s", smelt_ctx_error(ctx));
@@ -531,7 +531,7 @@ static void test_plan(void **state)
         "  %v = Mul(%u, %mx)\n"
         "  return %v\n"
         "}\n";
-    smelt_graph_t *g = parse(text), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_grad_options o;
     smelt_grad_options_default(&o);
@@ -613,7 +613,7 @@ static void test_errors(void **state)
                  "  return %%y\n"
                  "}\n",
                  ops[i]);
-        smelt_graph_t *g = parse(t), *j = NULL;
+        smelt_graph_t *g = tu_parse(NULL, t), *j = NULL;
         smelt_ctx_t *ctx = smelt_ctx_init();
         assert_int_equal(smelt_graph_grad(ctx, g, NULL, &j),
                          SMELT_ERR_UNSUPPORTED);

@@ -129,7 +129,7 @@ static void quantize_a(const char *atext, qg_data *d)
              "graph q() {\n%s  %%q: u8[%lld], %%s: f32[], %%z: u8[] = "
              "DynamicQuantizeLinear(%%a)\n  return %%q, %%s, %%z\n}\n",
              atext, (long long)(d->m * d->k));
-    smelt_graph_t *g = parse(s);
+    smelt_graph_t *g = tu_parse(NULL, s);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_tensor_t *out[3] = {0};
     if (smelt_graph_run_reference(ctx, g, NULL, 0, out, 3) != SMELT_OK)
@@ -267,7 +267,7 @@ static void check_case(const qg_case *t, unsigned seed)
     wrt[n_wrt++] = "sb";
     if (t->bias)
         wrt[n_wrt++] = "bias";
-    smelt_graph_t *g = parse(s);
+    smelt_graph_t *g = tu_parse(NULL, s);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *j = joint_of(ctx, g, wrt, n_wrt);
     smelt_tensor_t *out[8] = {0};

@@ -16,16 +16,6 @@
 #include "core/tensor.h"
 #include "ir/ir.h"
 
-static smelt_graph_t *parse(const char *text)
-{
-    smelt_graph_t *g = NULL;
-    smelt_ctx_t *ctx = smelt_ctx_init();
-    if (smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    smelt_ctx_free(ctx);
-    return g;
-}
-
 static smelt_gradcheck_value value(const smelt_gradcheck_report_t *r, int i)
 {
     smelt_gradcheck_value v = SMELT_STRUCT_INIT(smelt_gradcheck_value);
@@ -50,7 +40,7 @@ static smelt_gradcheck_report_t *check(smelt_graph_t *g,
 static void test_passes(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph l(%x: f32[3,4]) {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph l(%x: f32[3,4]) {\n"
                              "  %w: f32[4,2] = const [0.1, -0.2, 0.3, 0.4,"
                              " -0.5, 0.6, 0.7, -0.8]\n"
                              "  %b: f32[2] = const [0.05, -0.15]\n"
@@ -85,7 +75,7 @@ static void test_passes(void **state)
 static void test_fails(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph e() {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph e() {\n"
                              "  %a: f64[3] = const [0.5, 1.0, 2.0]\n"
                              "  %y: f64[3] = Exp(%a)\n"
                              "  return %y\n"
@@ -113,7 +103,7 @@ static void test_fails(void **state)
 static void test_kinks(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph k() {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph k() {\n"
                              "  %a: f64[4] = const [0.0, 1.5, -2.0, 0.0]\n"
                              "  %y: f64[4] = Relu(%a)\n"
                              "  return %y\n"
@@ -133,7 +123,7 @@ static void test_kinks(void **state)
 static void test_promote(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph p(%x: f32[2,3]) {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph p(%x: f32[2,3]) {\n"
                              "  %h: f16[3] = const [0.5, -1.0, 0.25]\n"
                              "  %b: bf16[2,1] = const [1.5, -0.5]\n"
                              "  %hc: f32[3] = Cast(%h) {to = 1}\n"
@@ -169,7 +159,7 @@ static void test_inputs(void **state)
 {
     (void)state;
     smelt_graph_t *g =
-        parse("graph i(%x: f32[n,3], %y: f32[1,3], %k: i64[1]) {\n"
+        tu_parse(NULL, "graph i(%x: f32[n,3], %y: f32[1,3], %k: i64[1]) {\n"
               "  %s: f32[n,3] = Add(%x, %y)\n"
               "  %r: f32[n] = ReduceSum(%s, %k) {keepdims = 0}\n"
               "  %t: f32[n] = Tanh(%r)\n"
@@ -223,7 +213,7 @@ static void test_inputs(void **state)
 static void test_samples_mean(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph s(%x: f64[10,10]) {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph s(%x: f64[10,10]) {\n"
                              "  %y: f64[10,10] = Mul(%x, %x)\n"
                              "  return %y\n"
                              "}\n");
@@ -246,7 +236,7 @@ static void test_samples_mean(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph e(%x: f32[2], %i: i64[2]) {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph e(%x: f32[2], %i: i64[2]) {\n"
                              "  %y: f32[2] = Exp(%x)\n"
                              "  return %y\n"
                              "}\n");
@@ -288,7 +278,7 @@ static void test_errors(void **state)
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse("graph a(%x: f32[2,3]) {\n"
+    smelt_graph_t *g = tu_parse(NULL, "graph a(%x: f32[2,3]) {\n"
                              "  %w: f32[3] = const [0.5, -1.0, 0.25]\n"
                              "  %k: i64[1] = const [1]\n"
                              "  %m: f32[2,3] = Mul(%x, %w)\n"

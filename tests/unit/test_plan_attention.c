@@ -23,14 +23,6 @@ static unsigned urand(unsigned n)
     return (rng >> 8) % n;
 }
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    if (smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s\n%s", smelt_ctx_error(ctx), text);
-    return g;
-}
-
 /* A tensor of dtype dt and the given dims: values in [-2, 2), or for
  * bool about 80% true with every query row keeping at least one key. */
 static smelt_tensor_t *rand_tensor(smelt_dtype dt, int ndim,
@@ -99,7 +91,7 @@ static void one_graph(int iter)
              "  return %%y\n}\n",
              sq, sk, sv, mdecl, so, marg, (double)scale, causal);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     smelt_tensor_t *in[4] = {
         rand_tensor(SMELT_DTYPE_F32, 4, q), rand_tensor(SMELT_DTYPE_F32, 4, k),
         rand_tensor(SMELT_DTYPE_F32, 4, v),
@@ -187,7 +179,7 @@ static void test_workspace_linear(void **state)
         "causal = 1}\n"
         "  return %y\n}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     smelt_plan_options po;
     smelt_plan_options_default(&po);
     po.threads = 2;
@@ -211,7 +203,7 @@ static void test_f64_reference(void **state)
         "  %y: f64[1,2,5,8] = Attention(%q, %k, %v) {scale = 0.3}\n"
         "  return %y\n}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     smelt_plan_options po;
     smelt_plan_options_default(&po);
     smelt_plan_t *p = NULL;

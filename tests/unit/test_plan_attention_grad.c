@@ -28,14 +28,6 @@ static unsigned urand(unsigned n)
     return (rng >> 8) % n;
 }
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    if (smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s\n%s", smelt_ctx_error(ctx), text);
-    return g;
-}
-
 /* Values in [-2, 2) (f32), or bool about 80% true; with dead_rows, bool
  * masks of rank >= 2 whose query axis is full get their first query row
  * all false. */
@@ -148,7 +140,7 @@ static void check_graph(const grad_case *c)
              sq, sk, sv, so, mdecl, so, marg, (double)scale, causal, sq, sk, sv,
              marg, (double)scale, causal);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     smelt_tensor_t *in[5] = {
         rand_tensor(SMELT_DTYPE_F32, 4, q, 0),
         rand_tensor(SMELT_DTYPE_F32, 4, k, 0),
@@ -296,7 +288,7 @@ static void test_masked_row(void **state)
         "AttentionGrad(%q, %k, %v, %y, %dy, %m) {scale = 0.5}\n"
         "  return %y, %dq, %dk, %dv\n}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     int64_t d[4] = {1, 1, 2, 3};
     smelt_tensor_t *in[4];
     for (int i = 0; i < 4; i++)
@@ -347,7 +339,7 @@ static void test_workspace_linear(void **state)
         "{scale = 0.125, causal = 1}\n"
         "  return %dq, %dk, %dv\n}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     smelt_plan_options po;
     smelt_plan_options_default(&po);
     po.threads = 2;
@@ -375,7 +367,7 @@ static void test_mask_grad_reference(void **state)
         "{scale = 0.3}\n"
         "  return %dq, %dk, %dv, %dm\n}\n";
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     smelt_plan_options po;
     smelt_plan_options_default(&po);
     smelt_plan_t *p = NULL;

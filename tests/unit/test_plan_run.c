@@ -13,15 +13,6 @@
 #include "core/threadpool.h"
 #include "testutil.h"
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    smelt_status st = smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g);
-    if (st != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    return g;
-}
-
 static smelt_tensor_t *filled(int ndim, const int64_t *dims, float base)
 {
     smelt_tensor_t *t = NULL;
@@ -63,7 +54,7 @@ static void test_arena_reuse(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, chain);
+    smelt_graph_t *g = tu_parse(ctx, chain);
     smelt_plan_t *p = compile(ctx, g, 0, 1);
     smelt_plan_stats s = SMELT_STRUCT_INIT(smelt_plan_stats);
     assert_int_equal(smelt_plan_get_stats(p, &s), SMELT_OK);
@@ -169,7 +160,7 @@ static void test_threads_share_plan(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, mlp_text());
+    smelt_graph_t *g = tu_parse(ctx, mlp_text());
     smelt_plan_t *p = compile(ctx, g, 3, 2);
     int64_t dims[2] = {8, 64};
     smelt_tensor_t *x = filled(2, dims, 0.5f), *y[2] = {NULL, NULL};
@@ -211,7 +202,7 @@ static void test_no_alloc_when_running(void **state)
     (void)state;
     for (int threads = 1; threads <= 3; threads += 2) {
         smelt_ctx_t *ctx = smelt_ctx_init();
-        smelt_graph_t *g = parse(ctx, mlp_text());
+        smelt_graph_t *g = tu_parse(ctx, mlp_text());
         smelt_plan_t *p = compile(ctx, g, 3, threads);
         smelt_session_t *s = NULL;
         assert_int_equal(smelt_session_init(ctx, p, &s), SMELT_OK);
@@ -255,7 +246,7 @@ static void test_symbolic_dims(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, symbolic);
+    smelt_graph_t *g = tu_parse(ctx, symbolic);
     smelt_plan_options o;
     smelt_plan_options_default(&o);
     smelt_plan_t *p = NULL;
@@ -305,7 +296,7 @@ static void test_errors(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, chain);
+    smelt_graph_t *g = tu_parse(ctx, chain);
     smelt_plan_options o;
     smelt_plan_options_default(&o);
     smelt_plan_t *p = NULL;
@@ -360,7 +351,7 @@ static void test_alloc_failures(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, mlp_text());
+    smelt_graph_t *g = tu_parse(ctx, mlp_text());
     int64_t dims[2] = {8, 64};
     smelt_tensor_t *x = filled(2, dims, 0);
     int ok = 0;
@@ -422,7 +413,7 @@ static void test_fused_and_views(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, fused);
+    smelt_graph_t *g = tu_parse(ctx, fused);
     smelt_plan_t *p = compile(ctx, g, 0, 1);
     smelt_plan_stats st = SMELT_STRUCT_INIT(smelt_plan_stats);
     smelt_plan_get_stats(p, &st);

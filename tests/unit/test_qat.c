@@ -45,16 +45,6 @@ static const char *cnn =
     "  return %y\n"
     "}\n";
 
-static smelt_graph_t *parse(const char *text)
-{
-    smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = NULL;
-    assert_int_equal(smelt_graph_parse(ctx, text, strlen(text), "q.ir", &g),
-                     SMELT_OK);
-    smelt_ctx_free(ctx);
-    return g;
-}
-
 static int count_op(smelt_graph_t *g, sm_op op)
 {
     int n = 0;
@@ -99,7 +89,7 @@ static void run(smelt_graph_t *g, smelt_tensor_t *x, smelt_tensor_t **y, int n)
 static smelt_graph_t *qat_of(const char *text, const smelt_qat_options *o,
                              smelt_tensor_t *x, char **layers)
 {
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     smelt_ctx_t *ctx = smelt_ctx_init();
     if (smelt_graph_quantize_qat(ctx, g, o, &x, 1, layers) != SMELT_OK)
         fail_msg("qat: %s", smelt_ctx_error(ctx));
@@ -130,7 +120,7 @@ static void test_mlp(void **state)
         smelt_qat_options_default(&o);
         o.per_channel = per;
         char *layers = NULL;
-        smelt_graph_t *f = parse(mlp), *g = qat_of(mlp, &o, x, &layers);
+        smelt_graph_t *f = tu_parse(NULL, mlp), *g = qat_of(mlp, &o, x, &layers);
         assert_string_equal(layers, "fc1,fc2,fc3");
         /* activations x (shared by fc1 and fc3) and r; weights w, v, u */
         assert_int_equal(count_op(g, SM_OP_QuantizeLinear), 5);
@@ -298,14 +288,14 @@ static void test_bad_args(void **state)
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_qat_options o;
     smelt_qat_options_default(&o);
-    smelt_graph_t *g = parse(mlp);
+    smelt_graph_t *g = tu_parse(NULL, mlp);
     assert_int_equal(smelt_graph_quantize_qat(ctx, NULL, &o, &x, 1, NULL),
                      SMELT_ERR_INVALID_ARG);
     assert_int_equal(smelt_graph_quantize_qat(ctx, g, &o, &x, 0, NULL),
                      SMELT_ERR_INVALID_ARG);
     assert_non_null(strstr(smelt_ctx_error(ctx), "calibration inputs"));
     smelt_graph_free(g);
-    g = parse(mlp);
+    g = tu_parse(NULL, mlp);
     o.observer = 7;
     assert_int_equal(smelt_graph_quantize_qat(ctx, g, &o, &x, 1, NULL),
                      SMELT_ERR_INVALID_ARG);
@@ -348,7 +338,7 @@ static void test_alloc_failures(void **state)
     for (int step = 0; step < 2; step++) {
         int done = 0;
         for (long k = 0; k < 100000 && !done; k++) {
-            smelt_graph_t *g = step ? qat_of(mlp, &o, x, NULL) : parse(mlp);
+            smelt_graph_t *g = step ? qat_of(mlp, &o, x, NULL) : tu_parse(NULL, mlp);
             smelt_ctx_t *ctx = smelt_ctx_init();
             char *layers = NULL;
             sm_alloc_fail_after(k);

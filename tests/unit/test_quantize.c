@@ -27,16 +27,6 @@ static const char *model =
     "  return %y\n"
     "}\n";
 
-static smelt_graph_t *parse(const char *text)
-{
-    smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = NULL;
-    assert_int_equal(smelt_graph_parse(ctx, text, strlen(text), "q.ir", &g),
-                     SMELT_OK);
-    smelt_ctx_free(ctx);
-    return g;
-}
-
 /* How many nodes of g run op `name`. */
 static int count_op(smelt_graph_t *g, sm_op op)
 {
@@ -62,7 +52,7 @@ static void test_rewrite(void **state)
 {
     (void)state;
     for (int pc = 0; pc < 2; pc++) {
-        smelt_graph_t *f = parse(model), *g = parse(model);
+        smelt_graph_t *f = tu_parse(NULL, model), *g = tu_parse(NULL, model);
         smelt_ctx_t *ctx = smelt_ctx_init();
         smelt_quantize_options o;
         smelt_quantize_options_default(&o);
@@ -111,7 +101,7 @@ static void test_exclude_only(void **state)
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_quantize_options o;
     smelt_quantize_options_default(&o);
-    smelt_graph_t *g = parse(model);
+    smelt_graph_t *g = tu_parse(NULL, model);
     char *layers = NULL;
     o.exclude = "fc1";
     assert_int_equal(smelt_graph_quantize(ctx, g, &o, &layers), SMELT_OK);
@@ -119,7 +109,7 @@ static void test_exclude_only(void **state)
     assert_int_equal(count_op(g, SM_OP_MatMul), 1);
     smelt_string_free(layers);
     smelt_graph_free(g);
-    g = parse(model);
+    g = tu_parse(NULL, model);
     o.exclude = NULL;
     o.only = "fc1,nothing";
     assert_int_equal(smelt_graph_quantize(ctx, g, &o, &layers), SMELT_OK);
@@ -145,7 +135,7 @@ static void test_conv(void **state)
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_quantize_options o;
     smelt_quantize_options_default(&o);
-    smelt_graph_t *g = parse(text);
+    smelt_graph_t *g = tu_parse(NULL, text);
     assert_int_equal(smelt_graph_quantize(ctx, g, &o, NULL), SMELT_OK);
     assert_int_equal(count_op(g, SM_OP_Conv), 1); /* conv not asked for */
     o.conv = 1;
@@ -168,7 +158,7 @@ static void test_bad_args(void **state)
     smelt_quantize_options o;
     smelt_quantize_options_default(&o);
     o.struct_size = 3;
-    smelt_graph_t *g = parse(model);
+    smelt_graph_t *g = tu_parse(NULL, model);
     assert_int_equal(smelt_graph_quantize(ctx, g, &o, NULL),
                      SMELT_ERR_INVALID_ARG);
     assert_non_null(strstr(smelt_ctx_error(ctx), "smelt_quantize_options"));
@@ -186,7 +176,7 @@ static void test_alloc_failures(void **state)
     o.per_channel = 1;
     int done = 0;
     for (long k = 0; k < 100000 && !done; k++) {
-        smelt_graph_t *g = parse(model);
+        smelt_graph_t *g = tu_parse(NULL, model);
         smelt_ctx_t *ctx = smelt_ctx_init();
         char *layers = NULL;
         sm_alloc_fail_after(k);

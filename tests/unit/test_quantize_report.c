@@ -30,16 +30,6 @@ static const char *model =
     "  return %y, %z\n"
     "}\n";
 
-static smelt_graph_t *parse(const char *text)
-{
-    smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = NULL;
-    assert_int_equal(smelt_graph_parse(ctx, text, strlen(text), "q.ir", &g),
-                     SMELT_OK);
-    smelt_ctx_free(ctx);
-    return g;
-}
-
 /* A [3,5] input of varied values. */
 static smelt_tensor_t *input(void)
 {
@@ -73,7 +63,7 @@ static smelt_quantize_report_t *report(smelt_graph_t *g, smelt_tensor_t *x,
 static void test_rows(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse(model);
+    smelt_graph_t *g = tu_parse(NULL, model);
     smelt_tensor_t *x = input();
     smelt_quantize_report_t *r = report(g, x, NULL, -1);
     assert_int_equal(smelt_quantize_report_num_layers(r), 3);
@@ -109,7 +99,7 @@ static void test_rows(void **state)
 static void test_tolerance(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse(model);
+    smelt_graph_t *g = tu_parse(NULL, model);
     smelt_tensor_t *x = input();
     smelt_quantize_report_t *r = report(g, x, NULL, 0);
     for (int i = 0; i < 3; i++)
@@ -152,7 +142,7 @@ static void test_tolerance(void **state)
 static void test_bad_args(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse(model);
+    smelt_graph_t *g = tu_parse(NULL, model);
     smelt_tensor_t *x = input();
     smelt_tensor_t *two[2] = {x, x}, *none[1] = {NULL};
     smelt_ctx_t *ctx = smelt_ctx_init();
@@ -207,7 +197,7 @@ static void test_bad_args(void **state)
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    smelt_graph_t *g = parse(model);
+    smelt_graph_t *g = tu_parse(NULL, model);
     smelt_tensor_t *x = input();
     int done = 0;
     for (long k = 0; k < 200000 && !done; k++) {

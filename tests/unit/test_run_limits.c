@@ -13,14 +13,6 @@
 #include "core/alloc.h"
 #include "testutil.h"
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    if (smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    return g;
-}
-
 static smelt_tensor_t *scalar_i64(int64_t v)
 {
     smelt_tensor_t *t = NULL;
@@ -47,7 +39,7 @@ static void expect_limit(const char *text, int64_t n, int64_t x_len,
                          int64_t timeout_ms, const char *const *want)
 {
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, text);
+    smelt_graph_t *g = tu_parse(ctx, text);
     smelt_tensor_t *in[2] = {scalar_i64(n), ones(x_len)}, *out = NULL;
     for (int mode = 0; mode < 2; mode++) {
         smelt_status st;
@@ -163,7 +155,7 @@ static void test_timeout_not_reached(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = parse(ctx, "graph g(%x: f32[4]) {\n"
+    smelt_graph_t *g = tu_parse(ctx, "graph g(%x: f32[4]) {\n"
                                   "  %y: f32[4] = Relu(%x)\n"
                                   "  return %y\n"
                                   "}\n");

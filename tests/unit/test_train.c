@@ -30,14 +30,6 @@ static const float X[12] = {0.2f,  -1.0f, 0.5f, 1.5f, 0.3f,  -0.7f,
                             -0.4f, 0.9f,  1.1f, 0.0f, -0.8f, 0.6f};
 static const float T[8] = {1.0f, 0.0f, -0.5f, 0.3f, 0.2f, 0.7f, -1.0f, 0.4f};
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    if (smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    return g;
-}
-
 static smelt_tensor_t *tensor(smelt_ctx_t *ctx, smelt_dtype dt, int ndim,
                               const int64_t *dims, const void *data)
 {
@@ -64,7 +56,7 @@ static smelt_graph_t *train_graph(smelt_ctx_t *ctx, const char *text,
                                   const char *loss,
                                   const smelt_optim_options *o)
 {
-    smelt_graph_t *m = parse(ctx, text), *l = NULL, *j = NULL, *s = NULL;
+    smelt_graph_t *m = tu_parse(ctx, text), *l = NULL, *j = NULL, *s = NULL;
     if (smelt_graph_add_loss(ctx, m, loss, &l) != SMELT_OK)
         fail_msg("loss: %s", smelt_ctx_error(ctx));
     smelt_grad_options go;
@@ -129,7 +121,7 @@ static void check_steps(const smelt_optim_options *o, int steps, int use_plan)
     in[0] = tensor(ctx, SMELT_DTYPE_F32, 2, xd, X);
     in[1] = tensor(ctx, SMELT_DTYPE_F32, 2, td, T);
     /* Parameters from the model's initializers, states zero. */
-    smelt_graph_t *m = parse(ctx, LINEAR);
+    smelt_graph_t *m = tu_parse(ctx, LINEAR);
     for (int i = 0; i < np; i++) {
         int pi = smelt_graph_optim_param_input(s, i);
         assert_int_equal(smelt_graph_initializer_get(
@@ -343,7 +335,7 @@ static void test_hand_values(void **state)
 static double loss_value(smelt_ctx_t *ctx, const char *text, const char *kind,
                          smelt_tensor_t *y, smelt_tensor_t *t)
 {
-    smelt_graph_t *m = parse(ctx, text), *l = NULL;
+    smelt_graph_t *m = tu_parse(ctx, text), *l = NULL;
     if (smelt_graph_add_loss(ctx, m, kind, &l) != SMELT_OK)
         fail_msg("loss: %s", smelt_ctx_error(ctx));
     assert_string_equal(smelt_graph_output_name(l, 0), "loss");
@@ -410,7 +402,7 @@ static void test_cross_entropy_grad(void **state)
                       "  %y: f32[2,3] = Add(%x, %b)\n"
                       "  return %y\n"
                       "}\n";
-    smelt_graph_t *m = parse(ctx, lin), *l = NULL, *j = NULL;
+    smelt_graph_t *m = tu_parse(ctx, lin), *l = NULL, *j = NULL;
     assert_int_equal(smelt_graph_add_loss(ctx, m, "cross_entropy", &l),
                      SMELT_OK);
     if (sm_grad_rule(SM_OP_LogSoftmax) == sm_grad_todo) {
@@ -472,7 +464,7 @@ static void test_loss_grads(void **state)
     float tv[6] = {0.0f, 1.0f, 1.0f, 1.0f, 0.0f, 0.5f};
     int64_t d[2] = {2, 3};
     for (int kind = 0; kind < 2; kind++) {
-        smelt_graph_t *m = parse(ctx, lin), *l = NULL, *j = NULL;
+        smelt_graph_t *m = tu_parse(ctx, lin), *l = NULL, *j = NULL;
         assert_int_equal(
             smelt_graph_add_loss(ctx, m, kind ? "bce_with_logits" : "mse", &l),
             SMELT_OK);
@@ -559,7 +551,7 @@ static void test_mlp_regression(void **state)
     int64_t xd[2] = {64, 3}, yd[2] = {64, 1};
     in[0] = tensor(ctx, SMELT_DTYPE_F32, 2, xd, xs);
     in[1] = tensor(ctx, SMELT_DTYPE_F32, 2, yd, ys);
-    smelt_graph_t *m = parse(ctx, text);
+    smelt_graph_t *m = tu_parse(ctx, text);
     for (int i = 0; i < smelt_graph_optim_num_params(s); i++) {
         int pi = smelt_graph_optim_param_input(s, i);
         assert_int_equal(smelt_graph_initializer_get(
@@ -645,7 +637,7 @@ static void test_signature(void **state)
         assert_int_equal(smelt_graph_optim_state_input(g, 2, 0), -1);
     }
     assert_int_equal(smelt_graph_optim_lr_input(NULL), -1);
-    smelt_graph_t *m = parse(ctx, LINEAR);
+    smelt_graph_t *m = tu_parse(ctx, LINEAR);
     assert_int_equal(smelt_graph_optim_num_params(m), 0);
     assert_int_equal(smelt_graph_optim_param_output(m, 0), -1);
     smelt_graph_free(m);
@@ -668,7 +660,7 @@ static void test_errors(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, LINEAR), *out = NULL;
+    smelt_graph_t *m = tu_parse(ctx, LINEAR), *out = NULL;
     assert_int_equal(smelt_graph_infer(ctx, m), SMELT_OK);
     expect_err(ctx, smelt_graph_add_loss(ctx, m, "hinge", &out),
                "unknown loss 'hinge'");
@@ -689,14 +681,14 @@ static void test_errors(void **state)
                "class index 2 of sample 2 is outside [0, 2)");
     smelt_tensor_free(t);
     /* An integer output cannot carry a loss. */
-    smelt_graph_t *im = parse(ctx, "graph m(%x: i64[4]) {\n"
+    smelt_graph_t *im = tu_parse(ctx, "graph m(%x: i64[4]) {\n"
                                    "  %y: i64[4] = Identity(%x)\n"
                                    "  return %y\n}\n");
     expect_err(ctx, smelt_graph_add_loss(ctx, im, "mse", &out),
                "floating-point output");
     smelt_graph_free(im);
     /* A model without float initializers; a path through ArgMax. */
-    smelt_graph_t *nf = parse(ctx, "graph m(%x: f32[4,2]) {\n"
+    smelt_graph_t *nf = tu_parse(ctx, "graph m(%x: f32[4,2]) {\n"
                                    "  %y: f32[4,2] = Relu(%x)\n"
                                    "  return %y\n}\n"),
                   *l = NULL, *j = NULL;
@@ -705,7 +697,7 @@ static void test_errors(void **state)
                "no floating-point initializers");
     smelt_graph_free(l);
     smelt_graph_free(nf);
-    smelt_graph_t *am = parse(ctx, "graph m(%x: f32[4,2]) {\n"
+    smelt_graph_t *am = tu_parse(ctx, "graph m(%x: f32[4,2]) {\n"
                                    "  %w: f32[2] = const [1.0, 2.0]\n"
                                    "  %h: f32[4,2] = Mul(%x, %w)\n"
                                    "  %i: i64[4,1] = ArgMax(%h) {axis = 1}\n"
@@ -762,7 +754,7 @@ static void test_bind_lift(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, "graph m(%x: f32[batch,3]) {\n"
+    smelt_graph_t *m = tu_parse(ctx, "graph m(%x: f32[batch,3]) {\n"
                                   "  %w: f32[3,1] = const [0.5, -0.3, 0.8]\n"
                                   "  %y: f32[batch,1] = MatMul(%x, %w)\n"
                                   "  return %y\n}\n");
@@ -803,7 +795,7 @@ static void test_alloc_failures(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, LINEAR);
+    smelt_graph_t *m = tu_parse(ctx, LINEAR);
     smelt_optim_options o = opts(SMELT_OPTIM_ADAMW);
     o.clip_norm = 1;
     smelt_grad_options go;

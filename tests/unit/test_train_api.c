@@ -35,14 +35,6 @@ static const char *MLP =
 
 #define N 45
 
-static smelt_graph_t *parse(smelt_ctx_t *ctx, const char *text)
-{
-    smelt_graph_t *g = NULL;
-    if (smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g) != SMELT_OK)
-        fail_msg("parse: %s", smelt_ctx_error(ctx));
-    return g;
-}
-
 /* N samples of 3 features and their regression target (2 values) or
  * class (0 or 1), from a fixed generator. */
 static void make_data(smelt_ctx_t *ctx, smelt_tensor_t **x,
@@ -162,7 +154,7 @@ static void test_run_and_history(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, MLP);
+    smelt_graph_t *m = tu_parse(ctx, MLP);
     smelt_tensor_t *x, *y, *c;
     make_data(ctx, &x, &y, &c);
     smelt_train_options o;
@@ -281,7 +273,7 @@ static void test_cancel_and_continue(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, MLP);
+    smelt_graph_t *m = tu_parse(ctx, MLP);
     smelt_tensor_t *x, *y, *c;
     make_data(ctx, &x, &y, &c);
     char want[1024], got[1024];
@@ -341,7 +333,7 @@ static void test_checkpoint_resume(void **state)
     snprintf(a, sizeof a, "%s/a", dir);
     snprintf(b, sizeof b, "%s/b", dir);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, MLP);
+    smelt_graph_t *m = tu_parse(ctx, MLP);
     smelt_tensor_t *x, *y, *c;
     make_data(ctx, &x, &y, &c);
     char want[1024], got[1024];
@@ -450,7 +442,7 @@ static void test_errors(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, MLP);
+    smelt_graph_t *m = tu_parse(ctx, MLP);
     smelt_tensor_t *x, *y, *c;
     make_data(ctx, &x, &y, &c);
     const smelt_tensor_t *in[2] = {x, x};
@@ -522,7 +514,7 @@ static void test_errors(void **state)
     o.freeze = "w*,b*";
     expect_fail(ctx, m, in, 1, y, &o, "freezes every floating-point");
     o.freeze = NULL;
-    smelt_graph_t *noinit = parse(ctx, "graph n(%x: f32[batch,3]) {\n"
+    smelt_graph_t *noinit = tu_parse(ctx, "graph n(%x: f32[batch,3]) {\n"
                                        "  %y: f32[batch,3] = Relu(%x)\n"
                                        "  return %y\n}\n");
     int64_t d3[2] = {N, 3};
@@ -591,7 +583,7 @@ static void test_alloc_failures(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *m = parse(ctx, MLP);
+    smelt_graph_t *m = tu_parse(ctx, MLP);
     smelt_tensor_t *x, *y, *c;
     make_data(ctx, &x, &y, &c);
     const smelt_tensor_t *in[1] = {x};

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 char *tu_read_file(const char *path, size_t *len)
@@ -59,4 +60,15 @@ int tu_sh(const char *dir, const char *cmd, char **out)
     int st = pclose(p);
     *out = buf;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+smelt_graph_t *tu_parse(smelt_ctx_t *ctx, const char *text)
+{
+    smelt_ctx_t *own = ctx ? NULL : smelt_ctx_init();
+    smelt_graph_t *g = NULL;
+    if (smelt_graph_parse(ctx ? ctx : own, text, strlen(text), "t.ir", &g) !=
+        SMELT_OK)
+        fail_msg("parse: %s\n%s", smelt_ctx_error(ctx ? ctx : own), text);
+    smelt_ctx_free(own);
+    return g;
 }

@@ -23,4 +23,9 @@ const char *tu_path(const char *rel);
  * output in *out (free it). */
 int tu_sh(const char *dir, const char *cmd, char **out);
 
+/* Parses IR text into a graph, failing the test (with the error and the
+ * text) when it does not parse. ctx NULL: a context of its own, so the
+ * graph outlives nothing but itself. */
+smelt_graph_t *tu_parse(smelt_ctx_t *ctx, const char *text);
+
 #endif
