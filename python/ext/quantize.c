@@ -45,15 +45,41 @@ static int calib_inputs(smelt_ctx_t *ctx, smx_model *m, PyObject *seq,
     return rc;
 }
 
-/* Releases what calib_inputs made for n inputs. */
-static void calib_free(PyArrayObject **arrs, smelt_tensor_t **in, int n)
+/* Calibration buffers for m's n inputs and the context of one call. */
+typedef struct calib {
+    int n;
+    PyArrayObject **arrs;
+    smelt_tensor_t **in;
+    smelt_ctx_t *ctx;
+} calib;
+
+/* Makes c's buffers and context: 0, or -1 with an exception set (and
+ * nothing left to free). */
+static int calib_open(calib *c, smx_model *m)
 {
-    for (int i = 0; i < n; i++) {
-        smelt_tensor_free(in ? in[i] : NULL);
-        Py_XDECREF(arrs ? arrs[i] : NULL);
+    c->n = smelt_graph_num_inputs(m->g);
+    c->arrs = PyMem_Calloc((size_t)c->n + 1, sizeof *c->arrs);
+    c->in = PyMem_Calloc((size_t)c->n + 1, sizeof *c->in);
+    c->ctx = c->arrs && c->in ? smx_ctx() : NULL;
+    if (c->ctx)
+        return 0;
+    if (!c->arrs || !c->in)
+        PyErr_NoMemory();
+    PyMem_Free(c->arrs);
+    PyMem_Free(c->in);
+    return -1;
+}
+
+/* Releases what calib_open and calib_inputs made. */
+static void calib_close(calib *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        smelt_tensor_free(c->in[i]);
+        Py_XDECREF(c->arrs[i]);
     }
-    PyMem_Free(arrs);
-    PyMem_Free(in);
+    PyMem_Free(c->arrs);
+    PyMem_Free(c->in);
+    smelt_ctx_free(c->ctx);
 }
 
 /* The report's rows: [(layer, mse, cosine, kept_f32)] and the last,
@@ -96,27 +122,21 @@ PyObject *smx_quantize(smx_model *self, PyObject *args, PyObject *kwargs)
         return NULL;
     o.per_channel = pc;
     o.conv = conv;
-    int n = smelt_graph_num_inputs(self->g);
-    PyArrayObject **arrs = PyMem_Calloc((size_t)n + 1, sizeof *arrs);
-    smelt_tensor_t **in = PyMem_Calloc((size_t)n + 1, sizeof *in);
-    smelt_ctx_t *ctx = arrs && in ? smx_ctx() : NULL;
-    if (!ctx) {
-        if (!arrs || !in)
-            PyErr_NoMemory();
-        calib_free(arrs, in, n);
+    calib c;
+    if (calib_open(&c, self) < 0)
         return NULL;
-    }
+    smelt_ctx_t *ctx = c.ctx;
     smelt_graph_t *g = NULL;
     smelt_quantize_report_t *rep = NULL;
     char *layers = NULL;
     PyObject *r = NULL, *rows = NULL;
     smelt_status st = SMELT_OK;
     if (seq != Py_None) {
-        if (calib_inputs(ctx, self, seq, arrs, in) < 0)
+        if (calib_inputs(ctx, self, seq, c.arrs, c.in) < 0)
             goto done;
         self->readers++;
         Py_BEGIN_ALLOW_THREADS;
-        st = smelt_quantize_report(ctx, self->g, &o, in, n, tol, &rep);
+        st = smelt_quantize_report(ctx, self->g, &o, c.in, c.n, tol, &rep);
         Py_END_ALLOW_THREADS;
         self->readers--;
         if (st == SMELT_OK && !(rows = report_rows(rep)))
@@ -142,8 +162,7 @@ done:
     smelt_graph_free(g);
     smelt_string_free(layers);
     smelt_quantize_report_free(rep);
-    calib_free(arrs, in, n);
-    smelt_ctx_free(ctx);
+    calib_close(&c);
     return r;
 }
 
@@ -171,24 +190,18 @@ PyObject *smx_quantize_qat(smx_model *self, PyObject *args, PyObject *kwargs)
                      "observer: 'minmax' or 'percentile', not '%s'", obs);
         return NULL;
     }
-    int n = smelt_graph_num_inputs(self->g);
-    PyArrayObject **arrs = PyMem_Calloc((size_t)n + 1, sizeof *arrs);
-    smelt_tensor_t **in = PyMem_Calloc((size_t)n + 1, sizeof *in);
-    smelt_ctx_t *ctx = arrs && in ? smx_ctx() : NULL;
-    if (!ctx) {
-        if (!arrs || !in)
-            PyErr_NoMemory();
-        calib_free(arrs, in, n);
+    calib c;
+    if (calib_open(&c, self) < 0)
         return NULL;
-    }
+    smelt_ctx_t *ctx = c.ctx;
     smelt_graph_t *g = NULL;
     char *layers = NULL;
     PyObject *r = NULL;
-    if (calib_inputs(ctx, self, seq, arrs, in) == 0) {
+    if (calib_inputs(ctx, self, seq, c.arrs, c.in) == 0) {
         smelt_status st = smelt_graph_clone(ctx, self->g, &g);
         if (st == SMELT_OK) {
             Py_BEGIN_ALLOW_THREADS;
-            st = smelt_graph_quantize_qat(ctx, g, &o, in, n, &layers);
+            st = smelt_graph_quantize_qat(ctx, g, &o, c.in, c.n, &layers);
             Py_END_ALLOW_THREADS;
         }
         if (st == SMELT_OK) {
@@ -201,8 +214,7 @@ PyObject *smx_quantize_qat(smx_model *self, PyObject *args, PyObject *kwargs)
     }
     smelt_graph_free(g);
     smelt_string_free(layers);
-    calib_free(arrs, in, n);
-    smelt_ctx_free(ctx);
+    calib_close(&c);
     return r;
 }
 
