@@ -317,6 +317,67 @@ static void att_softmax_step(float *st, int64_t nk, const V mx[ATT_NV],
         l + c * VL, v_fma(v_load(l + c * VL), v_load(alpha + c * VL), sum[c]));
 }
 
+/* One VL x VL block or less: w floats of rows p, p + ld, .. (n rows,
+ * zeros after them), transposed in registers into r. */
+ATT_INL void att_tile_in(const float *p, int64_t ld, int64_t n, int64_t w,
+                         V r[VL])
+{
+    for (int64_t l = 0; l < VL; l++)
+        r[l] = l >= n    ? v_zero()
+               : w == VL ? v_load(p + l * ld)
+                         : v_loadn(p + l * ld, w);
+    v_transpose(r);
+}
+
+/*
+ * Q^T of a block: qt[d][i] = scale q[i][d] for its nq queries (rows of
+ * q, D apart), 0 in the lanes past nq. Whole VL x VL blocks go through
+ * registers: a strided scalar copy took a tenth of the kernel's time at
+ * short lengths, where a block sees few key blocks.
+ */
+static void att_q_in(const float *q, int64_t D, int64_t nq, float scale,
+                     float *qt)
+{
+    const V sc = v_set1(scale);
+    for (int c = 0; c < ATT_NV; c++)
+        for (int64_t d = 0; d < D; d += VL) {
+            int64_t w = D - d < VL ? D - d : VL;
+            V r[VL];
+            att_tile_in(q + c * VL * D + d, D, nq - c * VL, w, r);
+            for (int64_t x = 0; x < w; x++)
+                v_store(qt + (d + x) * ATT_BQ + c * VL, v_mul(r[x], sc));
+        }
+}
+
+/*
+ * O = O^T / l into the nq output rows o (Dv apart): lane-wise divisions
+ * of whole vectors (each lane a query, exactly the scalar quotient; 0 /
+ * 0 = NaN for a query that saw no key), then VL x VL transposes, so no
+ * scalar division or strided access is left.
+ */
+static void att_o_out(const float *ot, const float *l, int64_t Dv, int64_t nq,
+                      float *o)
+{
+    for (int c = 0; c < ATT_NV && c * VL < nq; c++) {
+        const V lv = v_load(l + c * VL);
+        int64_t n = nq - c * VL < VL ? nq - c * VL : VL;
+        for (int64_t x = 0; x < Dv; x += VL) {
+            int64_t w = Dv - x < VL ? Dv - x : VL;
+            V r[VL];
+            for (int64_t k = 0; k < VL; k++)
+                r[k] = k < w ? v_div(v_load(ot + (x + k) * ATT_BQ + c * VL), lv)
+                             : v_zero();
+            v_transpose(r);
+            for (int64_t i = 0; i < n; i++) {
+                if (w == VL)
+                    v_store(o + (c * VL + i) * Dv + x, r[i]);
+                else
+                    v_storen(o + (c * VL + i) * Dv + x, r[i], w);
+            }
+        }
+    }
+}
+
 /* One query block's running state in the workspace: its Q^T (scaled),
  * O^T, running maxima, sums and rescale factors, and where it stands. */
 typedef struct att_blk {
@@ -398,11 +459,8 @@ static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
             B->jend = B->i0 + B->nq + off;
         if (B->jend > jmax)
             jmax = B->jend;
-        const float *q = a->q + ((b * a->q_heads + h) * Tq + B->i0) * D;
-        for (int64_t d = 0; d < D; d++)
-            for (int64_t i = 0; i < ATT_BQ; i++)
-                B->qt[d * ATT_BQ + i] =
-                    i < B->nq ? q[i * D + d] * a->scale : 0.0f;
+        att_q_in(a->q + ((b * a->q_heads + h) * Tq + B->i0) * D, D, B->nq,
+                 a->scale, B->qt);
         for (int64_t i = 0; i < ATT_BQ; i++) {
             B->m[i] = -__builtin_inff();
             B->l[i] = 0.0f;
@@ -436,9 +494,7 @@ static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
 
     for (int g = 0; g < nb; g++) {
         const att_blk *B = &blk[g];
-        float *o = a->out + ((b * a->q_heads + h) * Tq + B->i0) * Dv;
-        for (int64_t i = 0; i < B->nq; i++)
-            for (int64_t x = 0; x < Dv; x++)
-                o[i * Dv + x] = B->ot[x * ATT_BQ + i] / B->l[i];
+        att_o_out(B->ot, B->l, Dv, B->nq,
+                  a->out + ((b * a->q_heads + h) * Tq + B->i0) * Dv);
     }
 }
