@@ -339,10 +339,14 @@ static void att_softmax_step(float *st, int64_t nk, int64_t lim,
 ATT_INL void att_tile_in(const float *p, int64_t ld, int64_t n, int64_t w,
                          V r[VL])
 {
-    for (int64_t l = 0; l < VL; l++)
-        r[l] = l >= n    ? v_zero()
-               : w == VL ? v_load(p + l * ld)
-                         : v_loadn(p + l * ld, w);
+    if (n >= VL && w == VL) /* the common case, without a test per row */
+        for (int l = 0; l < VL; l++)
+            r[l] = v_load(p + l * ld);
+    else
+        for (int64_t l = 0; l < VL; l++)
+            r[l] = l >= n    ? v_zero()
+                   : w == VL ? v_load(p + l * ld)
+                             : v_loadn(p + l * ld, w);
     v_transpose(r);
 }
 
@@ -385,12 +389,16 @@ static void att_o_out(const float *ot, const float *l, int64_t Dv, int64_t nq,
                 r[k] = k < w ? v_mul(v_load(ot + (x + k) * ATT_BQ + c * VL), il)
                              : v_zero();
             v_transpose(r);
-            for (int64_t i = 0; i < n; i++) {
-                if (w == VL)
+            if (n == VL && w == VL) /* the common case */
+                for (int i = 0; i < VL; i++)
                     v_store(o + (c * VL + i) * Dv + x, r[i]);
-                else
-                    v_storen(o + (c * VL + i) * Dv + x, r[i], w);
-            }
+            else
+                for (int64_t i = 0; i < n; i++) {
+                    if (w == VL)
+                        v_store(o + (c * VL + i) * Dv + x, r[i]);
+                    else
+                        v_storen(o + (c * VL + i) * Dv + x, r[i], w);
+                }
         }
     }
 }
