@@ -289,6 +289,20 @@ static void test_lengths_and_heads(void **state)
     run_case(&c2, PLANT_NONE);
     tcase big = {1, 1, 1, 1000, 1000, 64, 64, 1, 0, {0}};
     run_case(&big, PLANT_NONE);
+    /* head dims that end the register transposes of Q^T in and O out in
+     * partial tiles on every ISA, blocks ending mid-vector, and causal
+     * diagonals (Tq below, above and equal to Tk) under a float mask,
+     * where the mask pass and the softmax skip the vectors a key row
+     * hides whole */
+    static const int64_t dd[][4] = {
+        {5, 3, 45, 77}, {20, 47, 77, 45}, {33, 24, 150, 150}};
+    for (size_t i = 0; i < 3; i++) {
+        tcase m = {1,        2,        1, dd[i][2],           dd[i][3],
+                   dd[i][0], dd[i][1], 1, SM_ATTN_MASK_FLOAT, {0, 1, 1, 1}};
+        run_case(&m, PLANT_NONE);
+        m.mask_kind = SM_ATTN_MASK_NONE;
+        run_case(&m, PLANT_NONE);
+    }
 }
 
 /* Query heads sharing key/value heads (h reads h / (Hq / Hkv)). */

@@ -72,6 +72,17 @@ ATT_INL void att_qk(int r, int c0, const float *k, int64_t D, const float *qt,
         }
 }
 
+/* The end of the run of key rows whose first visible query vector is
+ * cs (rows before it start at an earlier vector): row j is hidden by the
+ * causal rule from every lane of the vectors before (j + lim) / VL. The
+ * score tiles, the mask pass, the softmax and the value tiles all skip
+ * the vectors before a row's run, so the rows there are never read. */
+ATT_INL int64_t att_run_end(int cs, int64_t nk, int64_t lim)
+{
+    int64_t je = cs == ATT_NV - 1 ? nk : (cs + 1) * VL - lim;
+    return je > nk ? nk : je;
+}
+
 /* ot[x][.] = ot[x][.] * alpha + sum over j < nk of v[j][x] p[j][.] for
  * x < r: r rows of O^T (output features), v at the first of them. Key
  * row j is hidden by the causal rule from every query of the vectors
@@ -91,11 +102,7 @@ ATT_INL void att_pv(int r, const float *v, int64_t Dv, const float *pt,
     int64_t j = 0;
 #pragma GCC unroll 8
     for (int cs = 0; cs < ATT_NV; cs++) {
-        /* rows whose first visible vector is cs */
-        int64_t je = cs == ATT_NV - 1 ? nk : (cs + 1) * VL - lim;
-        if (je > nk)
-            je = nk;
-        for (; j < je; j++) {
+        for (int64_t je = att_run_end(cs, nk, lim); j < je; j++) {
             V p[ATT_NV];
 #pragma GCC unroll 8
             for (int c = cs; c < ATT_NV; c++)
@@ -250,7 +257,8 @@ static V att_mask_lanes(const sm_attn_args *a, int64_t col, int64_t sq,
  * and hides what the causal rule or a false bool hides (-inf) in the nk
  * rows of S^T, leaving each lane's maximum in mx. causal_from: the first
  * key row of the block that some query of the block cannot see (nk when
- * none); lane i sees key row j iff i >= j + lim.
+ * none); lane i sees key row j iff i >= j + lim. Vectors the causal rule
+ * hides whole from a row are skipped (att_run_end).
  */
 static void att_mask_max(const sm_attn_args *a, float *st, int64_t nk,
                          int64_t nq, int64_t moff, int64_t sq, int64_t sk,
@@ -265,23 +273,27 @@ static void att_mask_max(const sm_attn_args *a, float *st, int64_t nk,
         iota[c] = v_load(lanes);
         mx[c] = ninf;
     }
-    for (int64_t j = 0; j < nk; j++) {
-        float *row = st + j * ATT_BQ;
+    int64_t j = 0;
 #pragma GCC unroll 8
-        for (int c = 0; c < ATT_NV; c++) {
-            V s = v_load(row + c * VL);
-            if (a->mask_kind == SM_ATTN_MASK_FLOAT)
-                s = v_add(s,
-                          att_mask_lanes(a, moff + j * sk, sq, nq, lanes, c));
-            else if (a->mask_kind == SM_ATTN_MASK_BOOL)
-                s = v_sel_lt(att_mask_lanes(a, moff + j * sk, sq, nq, lanes, c),
-                             half, ninf, s);
-            if (j >= causal_from)
-                s = v_sel_lt(iota[c], v_set1((float)(j + lim)), ninf, s);
-            v_store(row + c * VL, s);
-            mx[c] = v_max(mx[c], s);
+    for (int cs = 0; cs < ATT_NV; cs++)
+        for (int64_t je = att_run_end(cs, nk, lim); j < je; j++) {
+            float *row = st + j * ATT_BQ;
+#pragma GCC unroll 8
+            for (int c = cs; c < ATT_NV; c++) {
+                V s = v_load(row + c * VL);
+                if (a->mask_kind == SM_ATTN_MASK_FLOAT)
+                    s = v_add(
+                        s, att_mask_lanes(a, moff + j * sk, sq, nq, lanes, c));
+                else if (a->mask_kind == SM_ATTN_MASK_BOOL)
+                    s = v_sel_lt(
+                        att_mask_lanes(a, moff + j * sk, sq, nq, lanes, c),
+                        half, ninf, s);
+                if (j >= causal_from)
+                    s = v_sel_lt(iota[c], v_set1((float)(j + lim)), ninf, s);
+                v_store(row + c * VL, s);
+                mx[c] = v_max(mx[c], s);
+            }
         }
-    }
 }
 
 /*
@@ -289,10 +301,12 @@ static void att_mask_max(const sm_attn_args *a, float *st, int64_t nk,
  * alpha = e^(m - m_new) rescales what was summed so far; P = e^(S - m_new)
  * in place of S^T; l = l alpha + sum P. While a query has seen only
  * hidden keys (m_new = -inf) it subtracts 0 instead, so hidden keys give
- * P = 0 and not NaN, and its l stays 0.
+ * P = 0 and not NaN, and its l stays 0. Rows skip the vectors the causal
+ * rule hides whole (lim as att_mask_max's): their P is never read.
  */
-static void att_softmax_step(float *st, int64_t nk, const V mx[ATT_NV],
-                             float *m, float *l, float *alpha)
+static void att_softmax_step(float *st, int64_t nk, int64_t lim,
+                             const V mx[ATT_NV], float *m, float *l,
+                             float *alpha)
 {
     const V flo = v_set1(-3.402823466e38f);
     V mu[ATT_NV], sum[ATT_NV];
@@ -304,17 +318,89 @@ static void att_softmax_step(float *st, int64_t nk, const V mx[ATT_NV],
         v_store(m + c * VL, mn);
         sum[c] = v_zero();
     }
-    for (int64_t j = 0; j < nk; j++) {
-        float *row = st + j * ATT_BQ;
-        _Pragma("GCC unroll 8") for (int c = 0; c < ATT_NV; c++)
-        {
-            V p = att_exp(v_sub(v_load(row + c * VL), mu[c]));
-            v_store(row + c * VL, p);
-            sum[c] = v_add(sum[c], p);
+    int64_t j = 0;
+#pragma GCC unroll 8
+    for (int cs = 0; cs < ATT_NV; cs++)
+        for (int64_t je = att_run_end(cs, nk, lim); j < je; j++) {
+            float *row = st + j * ATT_BQ;
+#pragma GCC unroll 8
+            for (int c = cs; c < ATT_NV; c++) {
+                V p = att_exp(v_sub(v_load(row + c * VL), mu[c]));
+                v_store(row + c * VL, p);
+                sum[c] = v_add(sum[c], p);
+            }
         }
-    }
     _Pragma("GCC unroll 8") for (int c = 0; c < ATT_NV; c++) v_store(
         l + c * VL, v_fma(v_load(l + c * VL), v_load(alpha + c * VL), sum[c]));
+}
+
+/* One VL x VL block or less: w floats of rows p, p + ld, .. (n rows,
+ * zeros after them), transposed in registers into r. */
+ATT_INL void att_tile_in(const float *p, int64_t ld, int64_t n, int64_t w,
+                         V r[VL])
+{
+    if (n >= VL && w == VL) /* the common case, without a test per row */
+        for (int l = 0; l < VL; l++)
+            r[l] = v_load(p + l * ld);
+    else
+        for (int64_t l = 0; l < VL; l++)
+            r[l] = l >= n    ? v_zero()
+                   : w == VL ? v_load(p + l * ld)
+                             : v_loadn(p + l * ld, w);
+    v_transpose(r);
+}
+
+/*
+ * Q^T of a block: qt[d][i] = scale q[i][d] for its nq queries (rows of
+ * q, D apart), 0 in the lanes past nq. Whole VL x VL blocks go through
+ * registers: a strided scalar copy took a tenth of the kernel's time at
+ * short lengths, where a block sees few key blocks.
+ */
+static void att_q_in(const float *q, int64_t D, int64_t nq, float scale,
+                     float *qt)
+{
+    const V sc = v_set1(scale);
+    for (int c = 0; c < ATT_NV; c++)
+        for (int64_t d = 0; d < D; d += VL) {
+            int64_t w = D - d < VL ? D - d : VL;
+            V r[VL];
+            att_tile_in(q + c * VL * D + d, D, nq - c * VL, w, r);
+            for (int64_t x = 0; x < w; x++)
+                v_store(qt + (d + x) * ATT_BQ + c * VL, v_mul(r[x], sc));
+        }
+}
+
+/*
+ * O = O^T / l into the nq output rows o (Dv apart): O^T's rows times
+ * 1 / l, one division per query vector (within an ulp of the quotient;
+ * 0 * (1 / 0) = NaN for a query that saw no key, whose O^T is 0), then
+ * VL x VL transposes, so no scalar division or strided access is left.
+ */
+static void att_o_out(const float *ot, const float *l, int64_t Dv, int64_t nq,
+                      float *o)
+{
+    for (int c = 0; c < ATT_NV && c * VL < nq; c++) {
+        const V il = v_div(v_set1(1.0f), v_load(l + c * VL));
+        int64_t n = nq - c * VL < VL ? nq - c * VL : VL;
+        for (int64_t x = 0; x < Dv; x += VL) {
+            int64_t w = Dv - x < VL ? Dv - x : VL;
+            V r[VL];
+            for (int64_t k = 0; k < VL; k++)
+                r[k] = k < w ? v_mul(v_load(ot + (x + k) * ATT_BQ + c * VL), il)
+                             : v_zero();
+            v_transpose(r);
+            if (n == VL && w == VL) /* the common case */
+                for (int i = 0; i < VL; i++)
+                    v_store(o + (c * VL + i) * Dv + x, r[i]);
+            else
+                for (int64_t i = 0; i < n; i++) {
+                    if (w == VL)
+                        v_store(o + (c * VL + i) * Dv + x, r[i]);
+                    else
+                        v_storen(o + (c * VL + i) * Dv + x, r[i], w);
+                }
+        }
+    }
 }
 
 /* One query block's running state in the workspace: its Q^T (scaled),
@@ -353,7 +439,7 @@ static void att_step(const sm_attn_args *a, const att_blk *B, const float *k,
     if (!plain)
         att_mask_max(a, st, nk, B->nq, B->moff + j0 * ms[3], ms[2], ms[3], cf,
                      lim, lanes, mx);
-    att_softmax_step(st, nk, mx, B->m, B->l, B->alpha);
+    att_softmax_step(st, nk, lim, mx, B->m, B->l, B->alpha);
     att_values(v + j0 * Dv, Dv, st, nk, lim, B->alpha, B->ot);
 }
 
@@ -398,11 +484,8 @@ static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
             B->jend = B->i0 + B->nq + off;
         if (B->jend > jmax)
             jmax = B->jend;
-        const float *q = a->q + ((b * a->q_heads + h) * Tq + B->i0) * D;
-        for (int64_t d = 0; d < D; d++)
-            for (int64_t i = 0; i < ATT_BQ; i++)
-                B->qt[d * ATT_BQ + i] =
-                    i < B->nq ? q[i * D + d] * a->scale : 0.0f;
+        att_q_in(a->q + ((b * a->q_heads + h) * Tq + B->i0) * D, D, B->nq,
+                 a->scale, B->qt);
         for (int64_t i = 0; i < ATT_BQ; i++) {
             B->m[i] = -__builtin_inff();
             B->l[i] = 0.0f;
@@ -436,9 +519,7 @@ static void attn_block(const sm_attn_args *a, int64_t b, int64_t h, int64_t i0,
 
     for (int g = 0; g < nb; g++) {
         const att_blk *B = &blk[g];
-        float *o = a->out + ((b * a->q_heads + h) * Tq + B->i0) * Dv;
-        for (int64_t i = 0; i < B->nq; i++)
-            for (int64_t x = 0; x < Dv; x++)
-                o[i * Dv + x] = B->ot[x * ATT_BQ + i] / B->l[i];
+        att_o_out(B->ot, B->l, Dv, B->nq,
+                  a->out + ((b * a->q_heads + h) * Tq + B->i0) * Dv);
     }
 }
