@@ -136,8 +136,8 @@ int main(int argc, char **argv)
     sm_threadpool *tp2;
     if (sm_threadpool_new(NULL, 2, &tp2) != SMELT_OK)
         return 1;
-    if (strcmp(layout, "pnn") && strcmp(layout, "nn") &&
-        strcmp(layout, "nt") && strcmp(layout, "tn")) {
+    if (strcmp(layout, "pnn") && strcmp(layout, "nn") && strcmp(layout, "nt") &&
+        strcmp(layout, "tn")) {
         fprintf(stderr, "gemm_bench: unknown --layout %s\n", layout);
         return 2;
     }
@@ -160,8 +160,10 @@ int main(int argc, char **argv)
         int64_t M = sz[0], N = sz[1], K = sz[2];
         double b1, b2 = 0, b2e = 0;
         double g1 = bench_one(ops, M, N, K, NULL, budget, 0, layout, &b1);
-        double g2 = one ? 0 : bench_one(ops, M, N, K, tp2, budget, 0, layout, &b2);
-        double g2e = one ? 0 : bench_one(ops, M, N, K, tp2, budget, 1, layout, &b2e);
+        double g2 =
+            one ? 0 : bench_one(ops, M, N, K, tp2, budget, 0, layout, &b2);
+        double g2e =
+            one ? 0 : bench_one(ops, M, N, K, tp2, budget, 1, layout, &b2e);
         char name[64];
         snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)M,
                  (long long)N, (long long)K);
