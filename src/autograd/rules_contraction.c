@@ -60,12 +60,13 @@ static sm_value *as_rows(sm_grad_ctx *g, sm_value *x, int64_t c)
  * batched form computed one [K, N] product per batch element (as many
  * as 128, each only batch-size deep) into a tensor that many times the
  * weight's size and summed it in a ReduceSum, after copying A transposed
- * in a Transpose. Returns 0 (nothing built) when K or N is not known.
+ * in a Transpose. Returns 0 (nothing built) when K or N is not known,
+ * or 0 (a reshape to [-1, 0] would not say how many rows).
  */
 static int rows_fold(sm_grad_ctx *g, sm_value *a, sm_value *b)
 {
     int64_t K = b->type.dims[0].size, N = b->type.dims[1].size;
-    if (K < 0 || N < 0 || a->type.dims[a->type.ndim - 1].size != K)
+    if (K <= 0 || N <= 0 || a->type.dims[a->type.ndim - 1].size != K)
         return 0;
     sm_value *dy = as_rows(g, g->dy[0], N);
     if (g->need[0])
