@@ -77,6 +77,26 @@ static void test_matmul_rows(void **state)
         "}\n";
     assert_true(check_text(t) == 48 + 12);
     assert_true(check_plan(t, NULL, 0, 3, 1e-5) > 0);
+    /* the form itself: two Gemms, no batched MatMul summed by a
+     * ReduceSum, no Transpose (the one MatMul left is the forward's, the
+     * one ReduceSum the loss) */
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    smelt_graph_t *g = parse(t);
+    smelt_graph_t *j = joint_of(ctx, g, NULL, 0);
+    const sm_block *b = ((sm_graph *)j)->top;
+    int n[4] = {0};
+    static const sm_op ops[4] = {SM_OP_Gemm, SM_OP_MatMul, SM_OP_ReduceSum,
+                                 SM_OP_Transpose};
+    for (int i = 0; i < b->n_nodes; i++)
+        for (int k = 0; k < 4; k++)
+            n[k] += b->nodes[i]->op == ops[k];
+    assert_int_equal(n[0], 2);
+    assert_int_equal(n[1], 1);
+    assert_int_equal(n[2], 1);
+    assert_int_equal(n[3], 0);
+    smelt_graph_free(j);
+    smelt_graph_free(g);
+    smelt_ctx_free(ctx);
 }
 
 /* The joint graph: outputs are the forward ones, the loss, then the
