@@ -5,7 +5,11 @@
  * the FMA peak that fma_peak.c measures on this machine.
  *
  *   gemm_bench [--isa avx512|avx2|scalar] [--time SECONDS] [--peak GFLOPS]
- *              [--size MxNxK]... [--one-thread]
+ *              [--size MxNxK]... [--one-thread] [--layout L]
+ *
+ * --layout: pnn (default) B prepacked; nn, nt, tn B packed on the fly
+ * (as a training step's products, whose weights are graph values), nt
+ * with B transposed (dX = dY W^T), tn with A transposed (dW = X^T dY).
  *
  * Each figure is the median of repeated runs filling about --time seconds
  * (default 0.4) after one warm-up run. A benchmark prints; it never fails
@@ -37,30 +41,38 @@ static float *rand_buf(int64_t n, unsigned seed)
     return p;
 }
 
-/* Median GFLOP/s of C = A B (+ bias, relu when epi) with B prepacked;
- * *best receives the best run's. */
+/* Median GFLOP/s of C = A B (+ bias, relu when epi) with the operands
+ * laid out as `layout` says (see the top); *best receives the best run's. */
 static double bench_one(const sm_cpu_ops *ops, int64_t M, int64_t N, int64_t K,
-                        sm_threadpool *tp, double budget, int epi, double *best)
+                        sm_threadpool *tp, double budget, int epi,
+                        const char *layout, double *best)
 {
     float *A = rand_buf(M * K, 1), *B = rand_buf(K * N, 2);
     float *C = malloc((size_t)(M * N) * sizeof *C), *bias = rand_buf(N, 3);
-    sm_gemm_pack *pb;
+    sm_gemm_pack *pb = NULL;
     sm_matf bv = {B, N, 1};
-    if (sm_gemm_pack_new(NULL, ops, 0, &bv, K, N, 1, 0, &pb) != SMELT_OK)
+    int prepack = layout[0] == 'p';
+    if (prepack &&
+        sm_gemm_pack_new(NULL, ops, 0, &bv, K, N, 1, 0, &pb) != SMELT_OK)
         return 0;
     sm_gemm_args g = {.M = M,
                       .N = N,
                       .K = K,
                       .a = {A, K, 1},
+                      .b = bv,
                       .pb = pb,
                       .c = C,
                       .ldc = N,
                       .epi = sm_gemm_epi_none()};
+    if (!prepack && layout[0] == 't')
+        g.a = (sm_matf){A, 1, M}; /* A stored [K, M] */
+    if (!prepack && layout[1] == 't')
+        g.b = (sm_matf){B, 1, K}; /* B stored [N, K] */
     if (epi) {
         g.epi.t[0] = (sm_epi_term){bias, 0, 1, 1.0f};
         g.epi.act = 1; /* relu */
     }
-    size_t wsb = sm_gemm_workspace(sm_threadpool_size(tp), K, N, 1);
+    size_t wsb = sm_gemm_workspace(sm_threadpool_size(tp), K, N, prepack);
     void *ws = aligned_alloc(64, (wsb + 63) & ~(size_t)63);
     sm_gemm_f32(NULL, ops, &g, tp, ws, wsb); /* warm-up */
     double t[200];
@@ -85,7 +97,7 @@ static double bench_one(const sm_cpu_ops *ops, int64_t M, int64_t N, int64_t K,
 
 int main(int argc, char **argv)
 {
-    const char *isa = NULL;
+    const char *isa = NULL, *layout = "pnn";
     double budget = 0.4, peak = 0;
     int64_t user[16][3];
     int n_user = 0, one = 0;
@@ -96,6 +108,8 @@ int main(int argc, char **argv)
             one = 1;
         else if (!strcmp(argv[i], "--isa") && ++i)
             isa = v;
+        else if (!strcmp(argv[i], "--layout") && ++i)
+            layout = v;
         else if (!strcmp(argv[i], "--time") && ++i)
             budget = atof(v);
         else if (!strcmp(argv[i], "--peak") && ++i)
@@ -122,9 +136,15 @@ int main(int argc, char **argv)
     sm_threadpool *tp2;
     if (sm_threadpool_new(NULL, 2, &tp2) != SMELT_OK)
         return 1;
-    printf("Smelt f32 GEMM, %s kernels (tile %dx%d), B prepacked; peak %.1f "
+    if (strcmp(layout, "pnn") && strcmp(layout, "nn") && strcmp(layout, "nt") &&
+        strcmp(layout, "tn")) {
+        fprintf(stderr, "gemm_bench: unknown --layout %s\n", layout);
+        return 2;
+    }
+    printf("Smelt f32 GEMM, %s kernels (tile %dx%d), layout %s%s; peak %.1f "
            "GFLOP/s per core (measured)\n",
-           ops->name, ops->mr, ops->nr, peak);
+           ops->name, ops->mr, ops->nr, layout,
+           layout[0] == 'p' ? " (B prepacked)" : "", peak);
     printf("GFLOP/s as median (best) of the runs; %% of peak from the median "
            "(best)\n");
     printf("%-16s %15s %11s %15s %11s %14s\n", "M x N x K", "1 thread",
@@ -139,9 +159,11 @@ int main(int argc, char **argv)
         const int64_t *sz = n_user ? user[s] : sizes[s];
         int64_t M = sz[0], N = sz[1], K = sz[2];
         double b1, b2 = 0, b2e = 0;
-        double g1 = bench_one(ops, M, N, K, NULL, budget, 0, &b1);
-        double g2 = one ? 0 : bench_one(ops, M, N, K, tp2, budget, 0, &b2);
-        double g2e = one ? 0 : bench_one(ops, M, N, K, tp2, budget, 1, &b2e);
+        double g1 = bench_one(ops, M, N, K, NULL, budget, 0, layout, &b1);
+        double g2 =
+            one ? 0 : bench_one(ops, M, N, K, tp2, budget, 0, layout, &b2);
+        double g2e =
+            one ? 0 : bench_one(ops, M, N, K, tp2, budget, 1, layout, &b2e);
         char name[64];
         snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)M,
                  (long long)N, (long long)K);

@@ -46,6 +46,36 @@ static sm_value *gemm(sm_grad_ctx *g, sm_value *a, sm_value *b, double alpha,
     return sm_g_done(g, n);
 }
 
+/* x [..., c] as the matrix [rows, c]. */
+static sm_value *as_rows(sm_grad_ctx *g, sm_value *x, int64_t c)
+{
+    return sm_g_reshape(g, x, sm_g_ints(g, (int64_t[]){-1, c}, 2));
+}
+
+/*
+ * A [..., K] times a matrix B [K, N] (a linear layer on a batch of
+ * sequences): the batch dims are rows of one product, so each gradient
+ * is one Gemm over the rows seen as a [rows, K] matrix. dB = A^T dY then
+ * sums over every row inside the product (K = rows deep), where the
+ * batched form computed one [K, N] product per batch element (as many
+ * as 128, each only batch-size deep) into a tensor that many times the
+ * weight's size and summed it in a ReduceSum, after copying A transposed
+ * in a Transpose. Returns 0 (nothing built) when K or N is not known,
+ * or 0 (a reshape to [-1, 0] would not say how many rows).
+ */
+static int rows_fold(sm_grad_ctx *g, sm_value *a, sm_value *b)
+{
+    int64_t K = b->type.dims[0].size, N = b->type.dims[1].size;
+    if (K <= 0 || N <= 0 || a->type.dims[a->type.ndim - 1].size != K)
+        return 0;
+    sm_value *dy = as_rows(g, g->dy[0], N);
+    if (g->need[0])
+        sm_g_set(g, 0, sm_g_reshape_like(g, gemm(g, dy, b, 1, 0, 1), a));
+    if (g->need[1])
+        sm_g_set(g, 1, gemm(g, as_rows(g, a, K), dy, 1, 1, 0));
+    return 1;
+}
+
 /* matmul: dA = dY B^T, dB = A^T dY, with 1-D operands made 2-D first
  * (as numpy does) and the result summed down to each operand's shape. */
 smelt_status sm_grad_matmul(sm_grad_ctx *g)
@@ -73,6 +103,8 @@ smelt_status sm_grad_matmul(sm_grad_ctx *g)
             sm_g_set(g, 1, gemm(g, a, dy, 1, 1, 0));
         return g->st;
     }
+    if (b->type.ndim == 2 && a->type.ndim > 2 && rows_fold(g, a, b))
+        return g->st;
     if (g->need[0]) {
         sm_value *d = sm_g_op2(g, SM_OP_MatMul, dy2, swap_last(g, b2));
         d = sm_g_unbroadcast(g, d, a2);

@@ -117,6 +117,32 @@ static void test_gemm_odd_sizes(void **state)
     }
 }
 
+/* Transposed operands (a weight gradient's X^T, dY W^T) packed on the
+ * fly, on odd sizes around each table's tile and its vector: the
+ * vectorized packing of a column-major A and of a B^T (in-register
+ * transposes of VL x VL blocks, scalar tails in k, zero lanes past n),
+ * with K below, at and past one vector and a KC boundary. */
+static void test_gemm_transposed_odd(void **state)
+{
+    (void)state;
+    static const int64_t mn[] = {1, 3, 5, 6, 7, 13, 14, 15, 17, 29, 33, 47};
+    static const int64_t ks[] = {1, 7, 8, 9, 16, 17, 40, 515};
+    sm_gemm_epi none = sm_gemm_epi_none();
+    for (size_t o = 0; o < 3; o++) {
+        if (!have_ops(all_ops[o]))
+            continue;
+        for (size_t i = 0; i < N_OF(mn); i++)
+            for (size_t j = 0; j < N_OF(mn); j++)
+                for (size_t k = 0; k < N_OF(ks); k++) {
+                    if (ks[k] > 100 && (i + j) % 4)
+                        continue;
+                    int t = (int)((i + j + k) % 3) + 1; /* ta, tb or both */
+                    gemm_case(all_ops[o], mn[i], mn[j], ks[k], t & 1, t >> 1, 0,
+                              &none, NULL);
+                }
+    }
+}
+
 /* Sizes that cross every cache block (MC, KC, NC) and the thread split,
  * with transposed operands, on pools of 1, 2 and 3 threads. */
 static void test_gemm_blocking_threads(void **state)
@@ -370,6 +396,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_odd_sizes),
+        cmocka_unit_test(test_gemm_transposed_odd),
         cmocka_unit_test(test_gemm_blocking_threads),
         cmocka_unit_test(test_gemm_epilogues),
         cmocka_unit_test(test_gemm_batch),
