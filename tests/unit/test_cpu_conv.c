@@ -57,6 +57,11 @@ static void test_conv_op(void **state)
               1);
     /* a K that crosses the GEMM's KC block: 32 * 3 * 3 = 288 */
     conv_case(1, 32, 6, 6, 13, 3, 3, ATTRS(A_INTS("pads", 1, 1, 1, 1)), 1, 1);
+    /* one image on a small plane with several row and column tiles (VGG's
+     * late layers): the threads split the product both ways and read one
+     * im2col B packed for all of them (gemm.c) */
+    conv_case(1, 40, 8, 8, 45, 3, 3, ATTRS(A_INTS("pads", 1, 1, 1, 1)), 1, 1);
+    conv_case(1, 36, 7, 9, 30, 3, 3, ATTRS(A_INTS("pads", 1, 1, 1, 1)), 1, 0);
 }
 
 static void test_conv_depthwise(void **state)

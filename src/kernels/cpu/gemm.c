@@ -518,11 +518,17 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     J.cvs = g->cblk && ops->vl >= 16 ? g->cblk : ops->vl;
     choose_split(&J, batch, threads);
     int64_t ntasks = batch * J.sm * J.sn;
-    /* Tasks that split only the rows would each pack the same B: pack it
-     * once, in parallel, into the front of the workspace and share it. */
+    /* Tasks that split the rows would each pack the same B: pack it once,
+     * in parallel, into the front of the workspace, and have every task
+     * read it as if prepacked. With A packed on the fly only when the
+     * columns are not split too (else A is shared, below); with A
+     * prepacked (a convolution's weights) whatever the split. (The tasks
+     * used to pack B again anyway: VGG's 256-channel 8 x 8 im2col layer,
+     * cut into 19 x 2 tiles, gathered its B 19 times.) */
+    sm_gemm_args shared_args;
     sm_gemm_pack shared;
     size_t sb = shared_b_bytes(g->K, g->N);
-    if (!g->pb && batch == 1 && J.sn == 1 && J.sm > 1 && g->K > 0 &&
+    if (!g->pb && batch == 1 && (J.sn == 1 || g->pa) && J.sm > 1 && g->K > 0 &&
         threads > 1 && sb <= SM_GEMM_SHARED_B_MAX &&
         ws_bytes >= sm_gemm_workspace(threads, 0, 0, 1) + sb) {
         shared = (sm_gemm_pack){
@@ -530,11 +536,14 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         J.shared_b = &shared;
         J.shared_bytes = sb;
         sm_parallel_for(tp, (g->N + ops->nr - 1) / ops->nr, 1, pack_shared, &J);
+        shared_args = *g;
+        shared_args.pb = &shared;
+        shared_args.pack_b = NULL;
+        J.g = &shared_args;
     }
     /* Likewise A when the columns are split (each column block would pack
      * its rows of A again): packed once, then read by every task as if
      * prepacked, whatever the split of the rows. */
-    sm_gemm_args with_a;
     sm_gemm_pack shared_a;
     size_t sa = shared_a_bytes(g->M, g->K);
     if (!g->pa && !J.shared_b && !J.a_in_place && batch == 1 && J.sn > 1 &&
@@ -546,10 +555,10 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         J.shared_bytes = sa;
         sm_parallel_for(tp, (g->M + ops->mr - 1) / ops->mr, 1, pack_shared_a,
                         &J);
-        with_a = *g;
-        with_a.pa = &shared_a;
-        with_a.pack_a = NULL;
-        J.g = &with_a;
+        shared_args = *g;
+        shared_args.pa = &shared_a;
+        shared_args.pack_a = NULL;
+        J.g = &shared_args;
     }
     if (threads <= 1 || ntasks == 1)
         task(&J, 0, ntasks, 0);
