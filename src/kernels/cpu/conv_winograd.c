@@ -26,7 +26,8 @@ int sm_wino_eligible(const sm_conv_geom *g)
     int64_t tiles = g->N * ((g->OH + 3) / 4) * ((g->OW + 3) / 4);
     return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
            g->dw == 1 && g->G == 1 && g->C >= SM_WINO_MIN_C &&
-           g->M >= SM_WINO_MIN_M && tiles >= SM_WINO_MIN_TILES;
+           g->M >= SM_WINO_MIN_M && tiles >= SM_WINO_MIN_TILES &&
+           g->OW >= SM_WINO_MIN_OW;
 }
 
 /* G (6 x 3) of F(4x4, 3x3). */
