@@ -382,14 +382,22 @@ static void choose_split(job *J, int64_t batch, int threads)
     int64_t want = threads > 1 && batch < 4 * threads
                        ? (3 * threads + batch - 1) / batch
                        : 1;
-    int64_t bm = 1, bn = want < nt ? want : nt;
+    /* an A that a hook packs (the position-major convolution's im2col)
+     * for a batch of products is packed by each task for its own rows,
+     * so every column block would gather it again, at more cost than
+     * the block's product on a small plane (ResNet-18's 6 x 6 layers at
+     * batch 2 ran 3x slower on 2 threads than on 1): the batch and the
+     * rows split such products, never the columns */
+    int rows_only = g->pack_a && batch > 1;
+    int64_t ncut = rows_only ? 1 : nt;
+    int64_t bm = 1, bn = want < ncut ? want : ncut;
     double best = -1.0;
     /* one row of tiles (an MLP or a classifier at small batch) streams
      * B from memory: a few long column blocks, one sequential stream
      * each, keep the prefetchers ahead, where the finer cut the area
      * count prefers gives each thread many short streams */
     for (int64_t sm = 1; want > 1 && mt > 1 && sm <= mt && sm <= 4 * want; sm++)
-        for (int64_t sn = 1; sn <= nt && sm * sn <= 4 * want; sn++) {
+        for (int64_t sn = 1; sn <= ncut && sm * sn <= 4 * want; sn++) {
             int64_t tmt = (mt + sm - 1) / sm, tnt = (nt + sn - 1) / sn;
             if ((mt + tmt - 1) / tmt != sm || (nt + tnt - 1) / tnt != sn)
                 continue; /* the same rectangles as a smaller cut */
