@@ -14,6 +14,7 @@
  */
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/conv_winograd.h"
+#include "kernels/cpu/rowsplit.h"
 
 #include <string.h>
 
@@ -104,6 +105,7 @@ typedef struct wino_job {
     char *scratch;
     sm_gemm_epi epi;
     int epi_on;
+    sm_rowsplit rs; /* an input row into its 4 x-phases of L floats */
 } wino_job;
 
 /* Pass 1 over tasks (c, n, tile row): six input rows phase-split, then
@@ -127,12 +129,10 @@ static void wino_in_rows(void *arg, int64_t begin, int64_t end, int tid)
                 memset(d, 0, (size_t)(4 * s->L) * sizeof *d);
                 continue;
             }
-            const float *xr = xc + iy * g->W;
-            for (int q = 0; q < 4; q++)
-                for (int64_t j = 0; j < s->L; j++) {
-                    int64_t ix = 4 * j + q - g->pw;
-                    d[q * s->L + j] = ix >= 0 && ix < g->W ? xr[ix] : 0.0f;
-                }
+            /* d[q L + j] = x[4 j + q - pw] (0 outside the row): the
+             * padding only at the ends, not a test per element (this
+             * split took as long as the input transform) */
+            sm_rowsplit_row_pitch(&J->rs, xc + iy * g->W, 0.0f, d, s->L);
         }
         J->ops->wino_in(rows, s->L,
                         J->v + c * s->tiles + (n * s->th + th) * s->tw,
@@ -186,6 +186,8 @@ smelt_status sm_conv_winograd(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     int threads = sm_threadpool_size(tp);
     wino_job J = {.ops = ops, .g = g, .x = x, .y = y, .epi = *epi};
     wino_sizes(g, threads, &J.s);
+    /* tw tiles of 6 inputs, 4 apart: phases of (4 tw + 5) / 4 = L */
+    sm_rowsplit_init(&J.rs, J.s.tw, 6, 4, 1, g->pw, g->W, NULL);
     size_t need = sm_wino_workspace(g, threads);
     void *own = NULL;
     if (!ws || ws_bytes < need) {
