@@ -84,7 +84,7 @@ static void wino_sizes(const sm_conv_geom *g, int threads, wino_sz *s)
     s->v_bytes = ALIGN64((size_t)(36 * g->C * s->tiles) * sizeof(float));
     s->z_bytes = ALIGN64((size_t)(36 * g->M * s->tiles) * sizeof(float));
     s->scratch =
-        ALIGN64((size_t)(6 * 4 * s->L + 4 * 4 * s->tw) * sizeof(float));
+        ALIGN64((size_t)(8 * 4 * s->L + 4 * 4 * s->tw) * sizeof(float));
     s->gemm = ALIGN64(sm_gemm_workspace(threads, g->C, s->tiles, 0));
 }
 
@@ -109,7 +109,9 @@ typedef struct wino_job {
 } wino_job;
 
 /* Pass 1 over tasks (c, n, tile row): six input rows phase-split, then
- * the transform of the whole tile row. */
+ * the transform of the whole tile row. Padded row p is split into slot
+ * p mod 8 of the scratch, so a task that follows the tile row above it
+ * finds its first two rows (that row's last two) already split. */
 static void wino_in_rows(void *arg, int64_t begin, int64_t end, int tid)
 {
     const wino_job *J = arg;
@@ -121,10 +123,13 @@ static void wino_in_rows(void *arg, int64_t begin, int64_t end, int tid)
         int64_t c = t / (g->N * s->th), r = t % (g->N * s->th);
         int64_t n = r / s->th, th = r % s->th;
         const float *xc = J->x + (n * g->C + c) * g->H * g->W;
+        int follows = t > begin && th > 0;
         for (int i = 0; i < 6; i++) {
-            float *d = buf + i * 4 * s->L;
+            float *d = buf + (4 * th + i) % 8 * 4 * s->L;
             int64_t iy = 4 * th - g->ph + i;
             rows[i] = d;
+            if (follows && i < 2)
+                continue;
             if (iy < 0 || iy >= g->H) {
                 memset(d, 0, (size_t)(4 * s->L) * sizeof *d);
                 continue;
