@@ -57,6 +57,11 @@ static void test_conv_op(void **state)
               1);
     /* a K that crosses the GEMM's KC block: 32 * 3 * 3 = 288 */
     conv_case(1, 32, 6, 6, 13, 3, 3, ATTRS(A_INTS("pads", 1, 1, 1, 1)), 1, 1);
+    /* one image on a small plane with several row and column tiles (VGG's
+     * late layers): the threads split the product both ways and read one
+     * im2col B packed for all of them (gemm.c) */
+    conv_case(1, 40, 8, 8, 45, 3, 3, ATTRS(A_INTS("pads", 1, 1, 1, 1)), 1, 1);
+    conv_case(1, 36, 7, 9, 30, 3, 3, ATTRS(A_INTS("pads", 1, 1, 1, 1)), 1, 0);
 }
 
 static void test_conv_depthwise(void **state)
@@ -313,7 +318,7 @@ static void test_conv_direct(void **state)
  * channel, per image) added after the bias, before the activation;
  * groups of 8, 16 and 6 channels (Mg 5, 8 and 9: blocks of 8 cut).
  * Then layers it leaves to the others: 3x3 on 64 channels (Winograd),
- * 8 x 8 planes (too little of the flat run is real), a stride-2
+ * 7 x 7 planes (too little of the flat run is real), a stride-2
  * dilated plane of 7 x 7 (49 of 64 computed), groups of 40 channels. */
 static void test_conv_direct_wide(void **state)
 {
@@ -339,7 +344,12 @@ static void test_conv_direct_wide(void **state)
               {2, 16, 32, 32, 32, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1},
               {1, 32, 28, 27, 40, 3, 3, 2, 1, 1, 1, 1, 1, 3, 4},
               {1, 16, 71, 71, 16, 3, 3, 2, 1, 1, 1, 1, 2, 0, 1},
-              {1, 7, 23, 30, 9, 3, 5, 2, 1, 2, 0, 1, 1, 2, 1}};
+              {1, 7, 23, 30, 9, 3, 5, 2, 1, 2, 0, 1, 1, 2, 1},
+              /* outputs of 8 x 8 (4/5 of the flat run real), up to 64
+               * channels there: stride 1 with a residual (Mg 40), and
+               * stride 2 from an odd width */
+              {2, 64, 8, 8, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+              {3, 40, 16, 15, 64, 3, 3, 2, 1, 1, 1, 1, 1, 2, 1}};
     const char *act[] = {"relu", "silu", "none", "gelu", "leakyrelu"};
     for (size_t i = 0; i < N_OF(cs); i++) {
         int64_t n = cs[i].n, m = cs[i].m;
@@ -383,10 +393,10 @@ static void test_conv_direct_wide(void **state)
         for (int j = 0; j < 4; j++)
             sm_tensor_free(in[j]);
     }
-    /* not direct: 64 channels (Winograd), an 8 x 8 plane, two groups */
+    /* not direct: 64 channels (Winograd), a 7 x 7 plane, two groups */
     struct {
         int64_t c, hw, g; /* the 15 wide one at stride 2, dilation 2 */
-    } no[] = {{64, 28, 1}, {16, 8, 1}, {80, 24, 2}, {16, 15, 1}};
+    } no[] = {{64, 28, 1}, {16, 7, 1}, {80, 24, 2}, {16, 15, 1}};
     for (size_t i = 0; i < N_OF(no); i++) {
         int64_t s = no[i].hw == 15 ? 2 : 1, o = (no[i].hw - 1) / s + 1;
         if (s == 2)

@@ -285,7 +285,9 @@ static sm_cpu_algo conv_decide(const sm_conv_geom *g, int const_w,
         *why = "channels-last or blocked operands, as the plan laid them out";
         return SM_CPU_ALGO_POS_MAJOR;
     }
-    if (sm_conv_direct_wanted(g)) {
+    /* weights computed at run time on planes small enough for the
+     * batched product keep it (a training step's layers) */
+    if (sm_conv_direct_wanted(g) && (const_w || !sm_conv_batched_wanted(g))) {
         *why = sm_conv_direct_why(g);
         return SM_CPU_ALGO_DIRECT;
     }

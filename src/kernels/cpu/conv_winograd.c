@@ -14,6 +14,7 @@
  */
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/conv_winograd.h"
+#include "kernels/cpu/rowsplit.h"
 
 #include <string.h>
 
@@ -26,7 +27,8 @@ int sm_wino_eligible(const sm_conv_geom *g)
     int64_t tiles = g->N * ((g->OH + 3) / 4) * ((g->OW + 3) / 4);
     return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
            g->dw == 1 && g->G == 1 && g->C >= SM_WINO_MIN_C &&
-           g->M >= SM_WINO_MIN_M && tiles >= SM_WINO_MIN_TILES;
+           g->M >= SM_WINO_MIN_M && tiles >= SM_WINO_MIN_TILES &&
+           g->OW >= SM_WINO_MIN_OW;
 }
 
 /* G (6 x 3) of F(4x4, 3x3). */
@@ -82,7 +84,7 @@ static void wino_sizes(const sm_conv_geom *g, int threads, wino_sz *s)
     s->v_bytes = ALIGN64((size_t)(36 * g->C * s->tiles) * sizeof(float));
     s->z_bytes = ALIGN64((size_t)(36 * g->M * s->tiles) * sizeof(float));
     s->scratch =
-        ALIGN64((size_t)(6 * 4 * s->L + 4 * 4 * s->tw) * sizeof(float));
+        ALIGN64((size_t)(8 * 4 * s->L + 4 * 4 * s->tw) * sizeof(float));
     s->gemm = ALIGN64(sm_gemm_workspace(threads, g->C, s->tiles, 0));
 }
 
@@ -103,10 +105,13 @@ typedef struct wino_job {
     char *scratch;
     sm_gemm_epi epi;
     int epi_on;
+    sm_rowsplit rs; /* an input row into its 4 x-phases of L floats */
 } wino_job;
 
 /* Pass 1 over tasks (c, n, tile row): six input rows phase-split, then
- * the transform of the whole tile row. */
+ * the transform of the whole tile row. Padded row p is split into slot
+ * p mod 8 of the scratch, so a task that follows the tile row above it
+ * finds its first two rows (that row's last two) already split. */
 static void wino_in_rows(void *arg, int64_t begin, int64_t end, int tid)
 {
     const wino_job *J = arg;
@@ -118,20 +123,21 @@ static void wino_in_rows(void *arg, int64_t begin, int64_t end, int tid)
         int64_t c = t / (g->N * s->th), r = t % (g->N * s->th);
         int64_t n = r / s->th, th = r % s->th;
         const float *xc = J->x + (n * g->C + c) * g->H * g->W;
+        int follows = t > begin && th > 0;
         for (int i = 0; i < 6; i++) {
-            float *d = buf + i * 4 * s->L;
+            float *d = buf + (4 * th + i) % 8 * 4 * s->L;
             int64_t iy = 4 * th - g->ph + i;
             rows[i] = d;
+            if (follows && i < 2)
+                continue;
             if (iy < 0 || iy >= g->H) {
                 memset(d, 0, (size_t)(4 * s->L) * sizeof *d);
                 continue;
             }
-            const float *xr = xc + iy * g->W;
-            for (int q = 0; q < 4; q++)
-                for (int64_t j = 0; j < s->L; j++) {
-                    int64_t ix = 4 * j + q - g->pw;
-                    d[q * s->L + j] = ix >= 0 && ix < g->W ? xr[ix] : 0.0f;
-                }
+            /* d[q L + j] = x[4 j + q - pw] (0 outside the row): the
+             * padding only at the ends, not a test per element (this
+             * split took as long as the input transform) */
+            sm_rowsplit_row_pitch(&J->rs, xc + iy * g->W, 0.0f, d, s->L);
         }
         J->ops->wino_in(rows, s->L,
                         J->v + c * s->tiles + (n * s->th + th) * s->tw,
@@ -185,6 +191,8 @@ smelt_status sm_conv_winograd(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     int threads = sm_threadpool_size(tp);
     wino_job J = {.ops = ops, .g = g, .x = x, .y = y, .epi = *epi};
     wino_sizes(g, threads, &J.s);
+    /* tw tiles of 6 inputs, 4 apart: phases of (4 tw + 5) / 4 = L */
+    sm_rowsplit_init(&J.rs, J.s.tw, 6, 4, 1, g->pw, g->W, NULL);
     size_t need = sm_wino_workspace(g, threads);
     void *own = NULL;
     if (!ws || ws_bytes < need) {

@@ -382,14 +382,22 @@ static void choose_split(job *J, int64_t batch, int threads)
     int64_t want = threads > 1 && batch < 4 * threads
                        ? (3 * threads + batch - 1) / batch
                        : 1;
-    int64_t bm = 1, bn = want < nt ? want : nt;
+    /* an A that a hook packs (the position-major convolution's im2col)
+     * for a batch of products is packed by each task for its own rows,
+     * so every column block would gather it again, at more cost than
+     * the block's product on a small plane (ResNet-18's 6 x 6 layers at
+     * batch 2 ran 3x slower on 2 threads than on 1): the batch and the
+     * rows split such products, never the columns */
+    int rows_only = g->pack_a && batch > 1;
+    int64_t ncut = rows_only ? 1 : nt;
+    int64_t bm = 1, bn = want < ncut ? want : ncut;
     double best = -1.0;
     /* one row of tiles (an MLP or a classifier at small batch) streams
      * B from memory: a few long column blocks, one sequential stream
      * each, keep the prefetchers ahead, where the finer cut the area
      * count prefers gives each thread many short streams */
     for (int64_t sm = 1; want > 1 && mt > 1 && sm <= mt && sm <= 4 * want; sm++)
-        for (int64_t sn = 1; sn <= nt && sm * sn <= 4 * want; sn++) {
+        for (int64_t sn = 1; sn <= ncut && sm * sn <= 4 * want; sn++) {
             int64_t tmt = (mt + sm - 1) / sm, tnt = (nt + sn - 1) / sn;
             if ((mt + tmt - 1) / tmt != sm || (nt + tnt - 1) / tnt != sn)
                 continue; /* the same rectangles as a smaller cut */
@@ -518,11 +526,17 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
     J.cvs = g->cblk && ops->vl >= 16 ? g->cblk : ops->vl;
     choose_split(&J, batch, threads);
     int64_t ntasks = batch * J.sm * J.sn;
-    /* Tasks that split only the rows would each pack the same B: pack it
-     * once, in parallel, into the front of the workspace and share it. */
+    /* Tasks that split the rows would each pack the same B: pack it once,
+     * in parallel, into the front of the workspace, and have every task
+     * read it as if prepacked. With A packed on the fly only when the
+     * columns are not split too (else A is shared, below); with A
+     * prepacked (a convolution's weights) whatever the split. (The tasks
+     * used to pack B again anyway: VGG's 256-channel 8 x 8 im2col layer,
+     * cut into 19 x 2 tiles, gathered its B 19 times.) */
+    sm_gemm_args shared_args;
     sm_gemm_pack shared;
     size_t sb = shared_b_bytes(g->K, g->N);
-    if (!g->pb && batch == 1 && J.sn == 1 && J.sm > 1 && g->K > 0 &&
+    if (!g->pb && batch == 1 && (J.sn == 1 || g->pa) && J.sm > 1 && g->K > 0 &&
         threads > 1 && sb <= SM_GEMM_SHARED_B_MAX &&
         ws_bytes >= sm_gemm_workspace(threads, 0, 0, 1) + sb) {
         shared = (sm_gemm_pack){
@@ -530,11 +544,14 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         J.shared_b = &shared;
         J.shared_bytes = sb;
         sm_parallel_for(tp, (g->N + ops->nr - 1) / ops->nr, 1, pack_shared, &J);
+        shared_args = *g;
+        shared_args.pb = &shared;
+        shared_args.pack_b = NULL;
+        J.g = &shared_args;
     }
     /* Likewise A when the columns are split (each column block would pack
      * its rows of A again): packed once, then read by every task as if
      * prepacked, whatever the split of the rows. */
-    sm_gemm_args with_a;
     sm_gemm_pack shared_a;
     size_t sa = shared_a_bytes(g->M, g->K);
     if (!g->pa && !J.shared_b && !J.a_in_place && batch == 1 && J.sn > 1 &&
@@ -546,10 +563,10 @@ smelt_status sm_gemm_f32(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
         J.shared_bytes = sa;
         sm_parallel_for(tp, (g->M + ops->mr - 1) / ops->mr, 1, pack_shared_a,
                         &J);
-        with_a = *g;
-        with_a.pa = &shared_a;
-        with_a.pack_a = NULL;
-        J.g = &with_a;
+        shared_args = *g;
+        shared_args.pa = &shared_a;
+        shared_args.pack_a = NULL;
+        J.g = &shared_args;
     }
     if (threads <= 1 || ntasks == 1)
         task(&J, 0, ntasks, 0);
