@@ -684,6 +684,62 @@ static void test_fusedqmatmul_bad_scale(void **state)
     }
 }
 
+/* A residual not of the result's shape: refused by every instance's
+ * analysis, an error naming the op in the reference kernel, and a shape
+ * error when a graph states it. */
+static void test_fusedqmatmul_bad_residual(void **state)
+{
+    (void)state;
+    sm_tensor *in[8] = {ck_rand(2, D(3, 5), 1),
+                        q_rand(I8, 2, D(5, 4), 2),
+                        f_scalar(0.01),
+                        NULL,
+                        NULL,
+                        NULL,
+                        NULL,
+                        ck_rand(2, D(1, 4), 3)};
+    sm_tensor *out[1] = {nn_tensor(F32, 2, D(3, 4), NULL)};
+    const sm_op_info *info = sm_op_info_get(SM_OP_FusedQMatMul);
+    sm_attrs at = {NULL, 0, info->spec, info->n_spec};
+    const char *names[] = {"qfmm_i8_avx512vnni", "qfmm_i8_avxvnni",
+                           "qfmm_i8_avx2", "qfmm_i8_scalar"};
+    for (int e = 0; e < 4; e++) {
+        const sm_cpu_kernel *k = ck_kernel(names[e]);
+        if (ck_have(k))
+            assert_false(
+                ck_supports(k, SM_OP_FusedQMatMul, 8, in, 1, out, NO_ATTRS));
+    }
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    sm_kargs ka = {.op_name = "FusedQMatMul",
+                   .attrs = at,
+                   .n_in = 8,
+                   .in = in,
+                   .n_out = 1,
+                   .out = out,
+                   .ctx = ctx};
+    assert_int_equal(sm_ref_fusedqmatmul(&ka), SMELT_ERR_RUNTIME);
+    assert_non_null(strstr(smelt_ctx_error(ctx), "FusedQMatMul: the residual"));
+    const char *text = "graph t(%x: f32[3,5], %r: f32[1,4]) {\n"
+                       "  %b: i8[5,4] = const [1, -2, 3, -4, 5, -6, 7, -8, "
+                       "9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20]\n"
+                       "  %s: f32[] = const 0.01\n"
+                       "  %y = FusedQMatMul(%x, %b, %s, _, _, _, _, %r)\n"
+                       "  return %y\n"
+                       "}\n";
+    smelt_graph_t *g = NULL;
+    smelt_status st = smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g);
+    if (st == SMELT_OK) {
+        st = smelt_graph_infer(ctx, g);
+        smelt_graph_free(g);
+    }
+    assert_int_equal(st, SMELT_ERR_SHAPE);
+    assert_non_null(strstr(smelt_ctx_error(ctx), "the residual (input 7)"));
+    smelt_ctx_free(ctx);
+    for (int i = 0; i < 8; i++)
+        sm_tensor_free(in[i]);
+    sm_tensor_free(out[0]);
+}
+
 /* The int8 kernel a plan of a FusedQMatMul compiled for isa level
  * `level` (SMELT_ISA) chose, into name. */
 static void planned_kernel(const char *level, char *name, size_t size)
@@ -772,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_fusedqmatmul),
         cmocka_unit_test(test_fusedqmatmul_edges),
         cmocka_unit_test(test_fusedqmatmul_bad_scale),
+        cmocka_unit_test(test_fusedqmatmul_bad_residual),
         cmocka_unit_test(test_isa_selection),
     };
     sm_q8_set_parallel_threshold(0);
