@@ -2752,6 +2752,17 @@ def gen_fusedqmatmul():
     sa, za = np.array(0.03, f32), np.array(-7, i8)
     case("FusedQMatMul", "i8", [a, b, np.array(0.5, f32), None, None, sa, za],
          [fq(a, sa, za, b, np.float32(0.5), np.int8(0), None, "none")])
+    # a residual (input 7) of the result's shape, after the bias, before
+    # the activation
+    x = rf(2, 3, 5)
+    b = ri(5, 4, lo=-127, hi=128, dt=i8)
+    sb = R.uniform(0.01, 0.1, 4).astype(f32)
+    bias, res = rf(4), rf(2, 3, 4)
+    q, sc, zp = dql(x)
+    y = fq(q, sc, zp, b, sb, np.int8(0), bias, "none") + res
+    case("FusedQMatMul", "residual_relu",
+         [x, C(b), C(sb), None, C(bias), None, None, res],
+         [activation(y, "relu").astype(f32)], {"activation": "relu"})
 
 
 def conv_int_ref(x, w, b, strides, pads):

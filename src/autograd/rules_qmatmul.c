@@ -2,14 +2,14 @@
  * rules_qmatmul.c - the gradient rule of FusedQMatMul (ops.def, made by
  * the fuse_qmatmul pass; docs/QUANTIZATION.md, docs/AUTOGRAD.md):
  *
- *   y = act(z),  z = f32(acc) * f32(sa * sb_j) + bias_j,
+ *   y = act(z),  z = f32(acc) * f32(sa * sb_j) + bias_j + residual_ij,
  *   acc = sum_k (qa_ik - za) (B_kj - zb_j)
  *
  * with qa the integer A, or an f32 A quantized inside (its sa and za then
  * computed from A's range). The activation's gradient gives dz as for
  * FusedGemm (rules_act.c). Then, exactly (z is linear in each):
  *
- *   dbias = dz summed to bias's shape
+ *   dbias = dz summed to bias's shape,  dresidual = dz
  *   dsb   = (dz * f32(acc) * sa) summed to sb's shape
  *   dsa   = sum(dz * f32(acc) * sb_j)          (an integer A's given scale)
  *
@@ -30,7 +30,7 @@
 #include "core/dtype.h"
 
 /* Input slots. */
-enum { QI_A, QI_B, QI_SB, QI_ZB, QI_BIAS, QI_SA, QI_ZA };
+enum { QI_A, QI_B, QI_SB, QI_ZB, QI_BIAS, QI_SA, QI_ZA, QI_RES };
 
 /* Input i of n, NULL when absent. */
 static sm_value *q_in(const sm_node *n, int i)
@@ -58,18 +58,21 @@ smelt_status sm_grad_fusedqmatmul(sm_grad_ctx *g)
     const sm_node *n = g->n;
     sm_value *a = n->in[QI_A], *b = n->in[QI_B], *sb = n->in[QI_SB];
     sm_value *zb = q_in(n, QI_ZB), *bias = q_in(n, QI_BIAS);
-    sm_value *sa = q_in(n, QI_SA);
+    sm_value *sa = q_in(n, QI_SA), *res = q_in(n, QI_RES);
+    int want_res = res && g->need[QI_RES];
     int want_a = g->need[QI_A] && sm_dtype_is_float(a->type.dtype);
     int want_sb = g->need[QI_SB];
     int want_bias = bias && g->need[QI_BIAS];
     int want_sa = sa && g->need[QI_SA];
-    if (!want_a && !want_sb && !want_bias && !want_sa)
+    if (!want_a && !want_sb && !want_bias && !want_sa && !want_res)
         return g->st;
     sm_value *dz = sm_gn_node_act_grad(g);
     if (!dz)
         return g->st;
     if (want_bias)
         sm_g_set(g, QI_BIAS, sm_g_unbroadcast(g, dz, bias));
+    if (want_res)
+        sm_g_set(g, QI_RES, sm_g_unbroadcast(g, dz, res));
     if (want_sb) {
         sm_value *p = rescaled(g, sm_g_scalar(g, SMELT_DTYPE_F32, 1), NULL);
         sm_g_set(g, QI_SB,

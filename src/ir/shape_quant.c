@@ -431,13 +431,32 @@ static int is_f32(smelt_dtype dt)
     return dt == SMELT_DTYPE_F32;
 }
 
+/* Fails unless input i, when present and its rank and y's known, has
+ * y's shape wherever both dims are known numbers. */
+static smelt_status check_residual(sm_shape_ctx *s, int i, const sm_type *y)
+{
+    const sm_type *r = sm_shape_in(s, i);
+    if (!r || r->ndim < 0 || y->ndim < 0)
+        return SMELT_OK;
+    int ok = r->ndim == y->ndim;
+    for (int d = 0; ok && d < r->ndim; d++)
+        ok = r->dims[d].size < 0 || y->dims[d].size < 0 ||
+             r->dims[d].size == y->dims[d].size;
+    if (ok)
+        return SMELT_OK;
+    return sm_err(s->ctx, SMELT_ERR_SHAPE,
+                  "%s: the residual (input %d) must have the result's shape",
+                  s->op->name, i);
+}
+
 /*
  * FusedQMatMul(A, B, B_scale, B_zero_point?, bias?, A_scale?,
- * A_zero_point?): f32 [..., M, N] from A [..., M, K] (f32, quantized per
- * call, or u8 / i8) and B [K, N] (u8 / i8). B's scale and zero point per
- * tensor or per column, the bias one value or N, A's scale and zero
- * point per tensor (only for a quantized A); the activation checked as
- * FusedGemm's.
+ * A_zero_point?, residual?): f32 [..., M, N] from A [..., M, K] (f32,
+ * quantized per call, or u8 / i8) and B [K, N] (u8 / i8). B's scale and
+ * zero point per tensor or per column, the bias one value or N, A's scale
+ * and zero point per tensor (only for a quantized A), the residual an f32
+ * of the result's shape (added element by element, no broadcasting); the
+ * activation checked as FusedGemm's.
  */
 smelt_status sm_shape_fusedqmatmul(sm_shape_ctx *s)
 {
@@ -464,8 +483,8 @@ smelt_status sm_shape_fusedqmatmul(sm_shape_ctx *s)
     SM_TRY(check_dtype(s, 1, is_q8, "u8 or i8"));
     SM_TRY(check_dtype(s, 3, is_q8, "u8 or i8"));
     SM_TRY(check_dtype(s, 6, is_q8, "u8 or i8"));
-    static const int fl[] = {2, 4, 5};
-    for (int i = 0; i < 3; i++)
+    static const int fl[] = {2, 4, 5, 7};
+    for (int i = 0; i < 4; i++)
         SM_TRY(check_dtype(s, fl[i], is_f32, "f32"));
     SM_TRY(check_same(s, 1, 3));
     SM_TRY(check_same(s, 0, 6));
@@ -480,16 +499,16 @@ smelt_status sm_shape_fusedqmatmul(sm_shape_ctx *s)
     static const int idx[2] = {0, 1};
     SM_TRY(inner_shape(s, 0, idx, 2, &s->out[0]));
     s->out[0].dtype = SMELT_DTYPE_F32;
-    return SMELT_OK;
+    return check_residual(s, 7, &s->out[0]);
 }
 
-/* MatMul's cost on A and B, plus the epilogue and (f32 A) the
- * quantization: a few operations per element. */
+/* MatMul's cost on A and B, plus the epilogue (and the residual's
+ * addition) and (f32 A) the quantization: a few operations per element. */
 void sm_cost_fusedqmatmul(const sm_shape_ctx *s, sm_cost *c)
 {
     static const int mm[2] = {0, 1};
     inner_cost(s, 0, mm, 2, c);
-    c->flops += 2 * sm_type_numel(&s->out[0]);
+    c->flops += (sm_shape_in(s, 7) ? 3 : 2) * sm_type_numel(&s->out[0]);
     const sm_type *a = sm_shape_in(s, 0);
     if (a && is_f32(a->dtype))
         c->flops += 3 * sm_type_numel(a);

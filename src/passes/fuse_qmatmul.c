@@ -13,10 +13,12 @@
  *       -> FusedQMatMul(xq, W, s, zw?, _, _, zx?)
  *
  * then, each while the value before it has no other user: an Add of a
- * constant f32 bias with one value or one per column (rank <= 1), and an
- * activation of core/act.def. sw and s hold one value or one per column
- * (rank <= 1), each positive and finite (a Mul by any other constant is
- * left alone: FusedQMatMul would refuse it as a scale). The
+ * constant f32 bias with one value or one per column (rank <= 1), an Add
+ * of any other f32 of the result's very shape (the residual of a
+ * transformer's feed-forward block: its own step and a pass over the
+ * result saved), and an activation of core/act.def. sw and s hold one value or
+ * one per column (rank <= 1), each positive and finite (a Mul by any other
+ * constant is left alone: FusedQMatMul would refuse it as a scale). The
  * DynamicQuantizeLinear stays while another node reads it and goes with its
  * last product. The result is the chain's: the integer sums, the scale product
  * and the bias sum are the same f32 operations (docs/QUANTIZATION.md). It runs
@@ -31,7 +33,7 @@
 #include "core/tensor.h"
 #include "passes/pattern.h"
 
-#define MAX_DEAD 8
+#define MAX_DEAD 12
 
 /* Whether v is a constant f32 of rank <= 1 holding one value or n. */
 static int const_vec(const sm_value *v, int64_t n)
@@ -54,11 +56,30 @@ static int const_scale(const sm_value *v, int64_t n)
     return 1;
 }
 
+/* Whether types t and y are the same shape, dim for dim (equal sizes,
+ * or the same symbol): a residual the kernel adds element by element,
+ * no broadcasting. */
+static int same_shape(const sm_type *t, const sm_type *y)
+{
+    if (t->ndim < 0 || t->ndim != y->ndim)
+        return 0;
+    for (int d = 0; d < t->ndim; d++) {
+        const sm_dim *a = &t->dims[d], *b = &y->dims[d];
+        if (a->size >= 0 && a->size == b->size)
+            continue;
+        if (a->size < 0 && b->size < 0 && a->sym && b->sym &&
+            strcmp(a->sym, b->sym) == 0)
+            continue;
+        return 0;
+    }
+    return 1;
+}
+
 /* What a match found. */
 typedef struct qmm_match {
     sm_node *dead[MAX_DEAD]; /* absorbed nodes, in graph order */
     int n_dead;
-    sm_value *in[7];    /* the fused node's inputs (NULL: absent) */
+    sm_value *in[8];    /* the fused node's inputs (NULL: absent) */
     sm_node *dq, *smul; /* DynamicQuantizeLinear and scale Mul to retire */
     sm_value *out;
     sm_act act;
@@ -98,7 +119,7 @@ static int match_scale(sm_node *mi, sm_value *s, int64_t n, qmm_match *m)
 static smelt_status rewrite(sm_pass_ctx *pc, sm_rw *rw, sm_node *mi,
                             qmm_match *m)
 {
-    int n_in = 7;
+    int n_in = 8;
     while (n_in > 3 && !m->in[n_in - 1])
         n_in--;
     sm_node *last = m->dead[m->n_dead - 1];
@@ -164,6 +185,17 @@ static smelt_status fuse_one(sm_pass_ctx *pc, sm_rw *rw, const sm_pat_silu *si,
         sm_value *b = sm_pat_other(add, m.out);
         if (const_vec(b, n) && sm_pat_fits_onto(&b->type, &m.out->type)) {
             m.in[4] = b;
+            m.dead[m.n_dead++] = add;
+            m.out = add->out[0];
+        }
+    }
+    add = sm_pat_user(rw, m.out);
+    if (add && add->op == SM_OP_Add) {
+        sm_value *r = sm_pat_other(add, m.out);
+        if (r && r != m.out && r->type.dtype == SMELT_DTYPE_F32 &&
+            same_shape(&r->type, &m.out->type) &&
+            same_shape(&add->out[0]->type, &m.out->type)) {
+            m.in[7] = r;
             m.dead[m.n_dead++] = add;
             m.out = add->out[0];
         }

@@ -350,6 +350,26 @@ static void test_vmath_accuracy(void **state)
     }
 }
 
+/* GELU past the range its fit covers, on every table: |x| >= 13 takes
+ * Q = 0 (not x times a capped Q, which would grow with x), infinities
+ * and NaN as the reference's 0.5 x (1 + erf(x / sqrt2)) gives them. */
+static void test_vmath_gelu_edges(void **state)
+{
+    (void)state;
+    float x[] = {-13.0f, -20.0f,   -1e30f,    -3e38f, 13.0f,
+                 3e38f,  INFINITY, -INFINITY, NAN};
+    for (size_t o = 0; o < 3; o++) {
+        if (!have_ops(all_ops[o]))
+            continue;
+        float y[N_OF(x)];
+        all_ops[o]->unary(SM_ACT_GELU, 0, 0, x, y, (int64_t)N_OF(x));
+        for (int i = 0; i < 4; i++)
+            assert_true(y[i] == 0.0f);
+        assert_true(y[4] == 13.0f && y[5] == 3e38f && y[6] == INFINITY);
+        assert_true(isnan(y[7]) && isnan(y[8]));
+    }
+}
+
 /* lanes_in / lanes_out against their definitions, on every table: whole
  * register blocks, ragged tails, an output stride wider than a vector. */
 static void test_lanes(void **state)
@@ -402,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_gemm_batch),
         cmocka_unit_test(test_gemm_errors),
         cmocka_unit_test(test_vmath_accuracy),
+        cmocka_unit_test(test_vmath_gelu_edges),
         cmocka_unit_test(test_lanes),
     };
     return cmocka_run_group_tests(tests, ck_setup, ck_teardown);

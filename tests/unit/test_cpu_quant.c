@@ -539,18 +539,19 @@ static void test_bad_scales(void **state)
  * rank nd and dims ad (f32, quantized per call, or u8 / s8 with a scale
  * and zero point), B [K, N] of bdt; per_col: B's scale and zero point
  * per column, else per tensor; bias: a per-column bias; act: the
- * activation ("none", "relu" or "gelu"). The integer sums, the scale
- * product and the bias sum are bit-exact (tolerance 0); gelu runs on the
+ * activation ("none", "relu" or "gelu"); res: a residual of the result's
+ * shape. The integer sums, the scale product and the bias and residual
+ * sums are bit-exact (tolerance 0); gelu runs on the
  * vector function of the f32 table (1e-5).
  */
 static void qfmm_case(int nd, const int64_t *ad, int64_t N, smelt_dtype adt,
                       smelt_dtype bdt, int per_col, int bias, const char *act,
-                      unsigned seed)
+                      int res, unsigned seed)
 {
     int64_t K = ad[nd - 1];
     double tol = strcmp(act, "gelu") ? 0 : 1e-5;
     for (int e = 0; e < 2; e++) {
-        sm_tensor *in[7] = {NULL};
+        sm_tensor *in[8] = {NULL};
         in[0] = adt == F32 ? ck_rand(nd, ad, seed) : q_rand(adt, nd, ad, seed);
         in[1] = q_rand(bdt, 2, D(K, N), seed + 1);
         if (per_col) {
@@ -568,7 +569,13 @@ static void qfmm_case(int nd, const int64_t *ad, int64_t N, smelt_dtype adt,
             in[5] = f_scalar(0.021);
             in[6] = q_rand(adt, 0, NULL, seed + 5);
         }
-        int n_in = adt != F32 ? 7 : bias ? 5 : 4;
+        if (res) {
+            int64_t yd[4];
+            memcpy(yd, ad, (size_t)nd * sizeof *yd);
+            yd[nd - 1] = N;
+            in[7] = ck_rand(nd, yd, seed + 6);
+        }
+        int n_in = res ? 8 : adt != F32 ? 7 : bias ? 5 : 4;
         CK_CHECK(SM_OP_FusedQMatMul, n_in, in, 1,
                  ATTRS(A_STR("activation", act)),
                  e ? Q8_SCALAR(qfmm) : Q8_ENTRIES(qfmm), 2u, tol, tol);
@@ -578,22 +585,28 @@ static void qfmm_case(int nd, const int64_t *ad, int64_t N, smelt_dtype adt,
 static void test_fusedqmatmul(void **state)
 {
     (void)state;
-    qfmm_case(2, D(1, 1), 1, F32, I8, 0, 0, "none", 1);
-    qfmm_case(2, D(7, 13), 21, F32, I8, 1, 1, "none", 2);
-    qfmm_case(3, D(2, 5, 19), 40, F32, I8, 1, 1, "relu", 3);
-    qfmm_case(2, D(9, 64), 33, F32, U8, 1, 0, "none", 4);
-    qfmm_case(2, D(17, 100), 70, F32, I8, 0, 1, "gelu", 5);
-    qfmm_case(1, D(23), 17, U8, I8, 1, 1, "none", 6);
-    qfmm_case(2, D(6, 31), 45, U8, U8, 1, 1, "relu", 7);
-    qfmm_case(4, D(2, 3, 4, 9), 70, I8, I8, 0, 0, "none", 8);
-    qfmm_case(2, D(65, 257), 3, I8, U8, 1, 1, "none", 9);
+    qfmm_case(2, D(1, 1), 1, F32, I8, 0, 0, "none", 0, 1);
+    qfmm_case(2, D(7, 13), 21, F32, I8, 1, 1, "none", 0, 2);
+    qfmm_case(3, D(2, 5, 19), 40, F32, I8, 1, 1, "relu", 0, 3);
+    qfmm_case(2, D(9, 64), 33, F32, U8, 1, 0, "none", 0, 4);
+    qfmm_case(2, D(17, 100), 70, F32, I8, 0, 1, "gelu", 0, 5);
+    qfmm_case(1, D(23), 17, U8, I8, 1, 1, "none", 0, 6);
+    qfmm_case(2, D(6, 31), 45, U8, U8, 1, 1, "relu", 0, 7);
+    qfmm_case(4, D(2, 3, 4, 9), 70, I8, I8, 0, 0, "none", 0, 8);
+    qfmm_case(2, D(65, 257), 3, I8, U8, 1, 1, "none", 0, 9);
     /* an f32 A split by rows (up to 64 per thread: odd bands, several
      * column panels, a short last panel) and, past 64 rows a thread,
      * quantized over the threads then split by columns */
-    qfmm_case(2, D(64, 40), 70, F32, I8, 0, 1, "gelu", 10);
-    qfmm_case(3, D(3, 21, 29), 77, F32, I8, 1, 1, "relu", 11);
-    qfmm_case(2, D(131, 37), 45, F32, U8, 1, 1, "gelu", 12);
-    qfmm_case(2, D(200, 96), 33, F32, I8, 0, 0, "none", 13);
+    qfmm_case(2, D(64, 40), 70, F32, I8, 0, 1, "gelu", 0, 10);
+    qfmm_case(3, D(3, 21, 29), 77, F32, I8, 1, 1, "relu", 0, 11);
+    qfmm_case(2, D(131, 37), 45, F32, U8, 1, 1, "gelu", 0, 12);
+    qfmm_case(2, D(200, 96), 33, F32, I8, 0, 0, "none", 0, 13);
+    /* a residual: after the bias, before the activation; the row split
+     * (64 rows, 2 threads), the column split (200 rows), a u8 A, no bias */
+    qfmm_case(3, D(2, 32, 40), 70, F32, I8, 1, 1, "none", 1, 14);
+    qfmm_case(2, D(17, 100), 70, F32, I8, 0, 1, "gelu", 1, 15);
+    qfmm_case(2, D(200, 96), 33, F32, U8, 1, 0, "relu", 1, 16);
+    qfmm_case(2, D(6, 31), 45, U8, I8, 1, 1, "none", 1, 17);
 }
 
 /* The dynamic quantization's edge inputs (dq_pattern) through
@@ -669,6 +682,62 @@ static void test_fusedqmatmul_bad_scale(void **state)
             sm_tensor_free(in[i]);
         sm_tensor_free(out[0]);
     }
+}
+
+/* A residual not of the result's shape: refused by every instance's
+ * analysis, an error naming the op in the reference kernel, and a shape
+ * error when a graph states it. */
+static void test_fusedqmatmul_bad_residual(void **state)
+{
+    (void)state;
+    sm_tensor *in[8] = {ck_rand(2, D(3, 5), 1),
+                        q_rand(I8, 2, D(5, 4), 2),
+                        f_scalar(0.01),
+                        NULL,
+                        NULL,
+                        NULL,
+                        NULL,
+                        ck_rand(2, D(1, 4), 3)};
+    sm_tensor *out[1] = {nn_tensor(F32, 2, D(3, 4), NULL)};
+    const sm_op_info *info = sm_op_info_get(SM_OP_FusedQMatMul);
+    sm_attrs at = {NULL, 0, info->spec, info->n_spec};
+    const char *names[] = {"qfmm_i8_avx512vnni", "qfmm_i8_avxvnni",
+                           "qfmm_i8_avx2", "qfmm_i8_scalar"};
+    for (int e = 0; e < 4; e++) {
+        const sm_cpu_kernel *k = ck_kernel(names[e]);
+        if (ck_have(k))
+            assert_false(
+                ck_supports(k, SM_OP_FusedQMatMul, 8, in, 1, out, NO_ATTRS));
+    }
+    smelt_ctx_t *ctx = smelt_ctx_init();
+    sm_kargs ka = {.op_name = "FusedQMatMul",
+                   .attrs = at,
+                   .n_in = 8,
+                   .in = in,
+                   .n_out = 1,
+                   .out = out,
+                   .ctx = ctx};
+    assert_int_equal(sm_ref_fusedqmatmul(&ka), SMELT_ERR_RUNTIME);
+    assert_non_null(strstr(smelt_ctx_error(ctx), "FusedQMatMul: the residual"));
+    const char *text = "graph t(%x: f32[3,5], %r: f32[1,4]) {\n"
+                       "  %b: i8[5,4] = const [1, -2, 3, -4, 5, -6, 7, -8, "
+                       "9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20]\n"
+                       "  %s: f32[] = const 0.01\n"
+                       "  %y = FusedQMatMul(%x, %b, %s, _, _, _, _, %r)\n"
+                       "  return %y\n"
+                       "}\n";
+    smelt_graph_t *g = NULL;
+    smelt_status st = smelt_graph_parse(ctx, text, strlen(text), "t.ir", &g);
+    if (st == SMELT_OK) {
+        st = smelt_graph_infer(ctx, g);
+        smelt_graph_free(g);
+    }
+    assert_int_equal(st, SMELT_ERR_SHAPE);
+    assert_non_null(strstr(smelt_ctx_error(ctx), "the residual (input 7)"));
+    smelt_ctx_free(ctx);
+    for (int i = 0; i < 8; i++)
+        sm_tensor_free(in[i]);
+    sm_tensor_free(out[0]);
 }
 
 /* The int8 kernel a plan of a FusedQMatMul compiled for isa level
@@ -759,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_fusedqmatmul),
         cmocka_unit_test(test_fusedqmatmul_edges),
         cmocka_unit_test(test_fusedqmatmul_bad_scale),
+        cmocka_unit_test(test_fusedqmatmul_bad_residual),
         cmocka_unit_test(test_isa_selection),
     };
     sm_q8_set_parallel_threshold(0);

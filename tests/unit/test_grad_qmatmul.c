@@ -3,7 +3,7 @@
  * (src/autograd/rules_qmatmul.c), checked by central differences of a
  * float64 model of the op:
  *
- *   loss = sum_ij w_ij act(acc_ij sa sb_j + bias_j)
+ *   loss = sum_ij w_ij act(acc_ij sa sb_j + bias_j + res_ij)
  *
  * with acc the integer product of the quantized A and B. The op runs in
  * f32 only (the gradcheck sweep, which widens cases to f64, names it as
@@ -40,6 +40,7 @@ typedef struct qg_case {
     int sb_per;      /* B's scale per column (else one value) */
     int bias;        /* 0 none, 1 one value, 2 per column */
     const char *act; /* none, relu, gelu */
+    int res;         /* a residual (input 7) of the result's shape */
 } qg_case;
 
 /* Everything the model reads, in double. */
@@ -47,7 +48,7 @@ typedef struct qg_data {
     int64_t m, k, n; /* rows (A's leading dims), depth, columns */
     double *a, *qa;  /* A (f32 A's values) and its quantized integers */
     double *b, *zb;  /* B and its zero points (per column) */
-    double *sb, *bias, *w;
+    double *sb, *bias, *w, *res; /* res: m * n, zero when absent */
     int64_t n_sb, n_bias;
     double sa, za; /* A's scale and zero point */
     double *c;     /* the surrogate's frozen offsets, m * k */
@@ -80,6 +81,7 @@ static double model(const qg_case *t, const qg_data *d, int sur)
             double z = acc * d->sa * d->sb[d->n_sb > 1 ? j : 0];
             if (d->n_bias)
                 z += d->bias[d->n_bias > 1 ? j : 0];
+            z += d->res[i * d->n + j];
             sum += d->w[i * d->n + j] * act_of(t->act, z);
         }
     return sum;
@@ -163,6 +165,7 @@ static void build(const qg_case *t, qg_data *d, char *s, size_t cap,
     d->sb = calloc((size_t)d->n, sizeof(double));
     d->bias = calloc((size_t)d->n, sizeof(double));
     d->w = calloc((size_t)mn, sizeof(double));
+    d->res = calloc((size_t)mn, sizeof(double));
     int bu8 = !strcmp(t->b_dt, "u8"), au8 = !strcmp(t->a_dt, "u8");
     for (int64_t i = 0; i < kn; i++)
         d->b[i] = bu8 ? val((unsigned)i, seed, 0, 255, 1)
@@ -175,8 +178,11 @@ static void build(const qg_case *t, qg_data *d, char *s, size_t cap,
     }
     d->n_sb = t->sb_per ? d->n : 1;
     d->n_bias = t->bias == 2 ? d->n : t->bias;
-    for (int64_t i = 0; i < mn; i++)
+    for (int64_t i = 0; i < mn; i++) {
         d->w[i] = 0.5 + 0.1 * (double)(i % 7);
+        d->res[i] =
+            t->res ? (double)(float)val((unsigned)i, seed + 5, -1, 1, 0) : 0;
+    }
     size_t len = (size_t)snprintf(s, cap, "graph g() {\n");
     char atext[QCAP];
     if (f32a) {
@@ -212,11 +218,15 @@ static void build(const qg_case *t, qg_data *d, char *s, size_t cap,
     memcpy(yd, t->a_dims, sizeof yd);
     yd[t->a_rank - 1] = d->n;
     len += put_const(s + len, cap - len, "w", "f32", yd, t->a_rank, d->w, 0);
+    if (t->res)
+        len += put_const(s + len, cap - len, "res", "f32", yd, t->a_rank,
+                         d->res, 0);
     len += (size_t)snprintf(
         s + len, cap - len,
-        "  %%y = FusedQMatMul(%%a, %%b, %%sb, %s, %s%s) {activation = "
+        "  %%y = FusedQMatMul(%%a, %%b, %%sb, %s, %s%s%s) {activation = "
         "\"%s\"}\n  %%l = Mul(%%y, %%w)\n  return %%l\n}\n",
-        t->zb ? "%zb" : "_", t->bias ? "%bias" : "_", f32a ? "" : ", %sa, %za",
+        t->zb ? "%zb" : "_", t->bias ? "%bias" : "_",
+        f32a ? (t->res ? ", _, _" : "") : ", %sa, %za", t->res ? ", %res" : "",
         t->act);
     assert_true(len < cap - 1);
 }
@@ -231,6 +241,7 @@ static void free_data(qg_data *d)
     free(d->sb);
     free(d->bias);
     free(d->w);
+    free(d->res);
 }
 
 /* The value of d named name, its element count. */
@@ -247,6 +258,10 @@ static double *param(const qg_case *t, qg_data *d, const char *name, int64_t *n)
     if (!strcmp(name, "bias")) {
         *n = d->n_bias;
         return d->bias;
+    }
+    if (!strcmp(name, "res")) {
+        *n = d->m * d->n;
+        return d->res;
     }
     (void)t;
     *n = 1;
@@ -267,6 +282,8 @@ static void check_case(const qg_case *t, unsigned seed)
     wrt[n_wrt++] = "sb";
     if (t->bias)
         wrt[n_wrt++] = "bias";
+    if (t->res)
+        wrt[n_wrt++] = "res";
     smelt_graph_t *g = tu_parse(NULL, s);
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *j = joint_of(ctx, g, wrt, n_wrt);
@@ -323,6 +340,9 @@ static const qg_case cases[] = {
     {"u8", 2, {5, 4}, 3, "i8", 0, 1, 2, "relu"},
     {"i8", 3, {2, 2, 13}, 6, "u8", 1, 1, 1, "gelu"},
     {"u8", 1, {6}, 4, "u8", 1, 0, 0, "none"},
+    {"f32", 3, {2, 3, 6}, 9, "i8", 0, 1, 2, "gelu", 1},
+    {"u8", 2, {5, 4}, 3, "i8", 1, 1, 0, "none", 1},
+    {"f32", 2, {3, 5}, 4, "u8", 1, 0, 1, "relu", 1},
 };
 
 static void test_rule(void **state)

@@ -349,11 +349,11 @@ static const char *fused_conv(chain *c, const act *epi)
 }
 
 /*
- * FusedQMatMul(A, B, B_scale, B_zp?, bias?, A_scale?, A_zp?): the chain
- * the fuse_qmatmul pass fused, in the same f32 operations: an f32 A
- * through DynamicQuantizeLinear, MatMulInteger, Cast to f32, Mul by
+ * FusedQMatMul(A, B, B_scale, B_zp?, bias?, A_scale?, A_zp?, residual?):
+ * the chain the fuse_qmatmul pass fused, in the same f32 operations: an
+ * f32 A through DynamicQuantizeLinear, MatMulInteger, Cast to f32, Mul by
  * A_scale * B_scale (B_scale alone without an A scale), Add of the bias,
- * the activation.
+ * Add of the residual, the activation.
  */
 static const char *fused_qmatmul(chain *c, const act *epi)
 {
@@ -389,6 +389,8 @@ static const char *fused_qmatmul(chain *c, const act *epi)
     const char *y = binary(c, "Mul", out_of(cast), s);
     if (input(c, 4))
         y = binary(c, "Add", y, input(c, 4));
+    if (input(c, 7))
+        y = binary(c, "Add", y, input(c, 7));
     return activation(c, epi, y);
 }
 

@@ -6,11 +6,11 @@
  * quantized into the workspace by the threads that multiply them
  * (sm_q8_gemm_f32a; bit-exact with DynamicQuantizeLinear), the weights
  * are packed once at plan time, and the int8 GEMM's f32 epilogue
- * (SM_Q8_OUT_F32) applies the zero points, the scale product, the bias
- * and the activation while each tile is in L1. The integer sums, the scale
- * product and the bias sum are the reference's exactly; a non-linear activation
- * runs on the f32 table's vector function of the same width (within the
- * tolerance of the f32 kernels' own epilogues).
+ * (SM_Q8_OUT_F32) applies the zero points, the scale product, the bias,
+ * a residual and the activation while each tile is in L1. The integer sums, the
+ * scale product and the bias sum are the reference's exactly; a non-linear
+ * activation runs on the f32 table's vector function of the same width (within
+ * the tolerance of the f32 kernels' own epilogues).
  */
 #include <string.h>
 
@@ -21,7 +21,7 @@
 #include "kernels/ref/quant.h"
 
 /* Input slots. */
-enum { IN_A, IN_B, IN_SB, IN_ZB, IN_BIAS, IN_SA, IN_ZA };
+enum { IN_A, IN_B, IN_SB, IN_ZB, IN_BIAS, IN_SA, IN_ZA, IN_RES };
 
 typedef struct qf_geom {
     int64_t M, K, N;
@@ -61,7 +61,8 @@ static int vec_ok(const sm_kernel_desc *d, int i, int64_t len, int want_f32)
 
 /* The shapes this kernel runs: A [..., M, K] (f32, or u8 / s8 with its
  * parameters per tensor), B [K, N], B's parameters and the bias per
- * tensor or per column, an f32 [..., M, N] result, a known activation. */
+ * tensor or per column, an f32 [..., M, N] result, a known activation,
+ * a residual absent or an f32 of the result's size (rows N apart). */
 static int qf_analyze(const sm_kernel_desc *d, qf_geom *g)
 {
     const sm_kernel_operand *A = opnd(d, IN_A), *B = opnd(d, IN_B);
@@ -79,6 +80,10 @@ static int qf_analyze(const sm_kernel_desc *d, qf_geom *g)
         Y->dims[Y->ndim - 1] != g->N)
         return 0;
     if (g->a_f32 && (opnd(d, IN_SA) || opnd(d, IN_ZA)))
+        return 0;
+    const sm_kernel_operand *R = opnd(d, IN_RES);
+    if (R && (R->dtype != SMELT_DTYPE_F32 || R->ndim < 1 ||
+              numel(R) != g->M * g->N || R->dims[R->ndim - 1] != g->N))
         return 0;
     if (sm_act_from_name(sm_attrs_string(&d->attrs, "activation", "none")) ==
         SM_ACT_COUNT)
@@ -170,7 +175,9 @@ smelt_status sm_cpu_qfmm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     const sm_tensor *A = a->in[IN_A];
     int64_t M = c->geom[0], N = c->geom[1], K = c->geom[2];
     qf_geom g = {M, K, N, A->dtype == SMELT_DTYPE_F32};
-    if (A->numel != M * K || a->out[0]->numel != M * N)
+    const sm_tensor *R = IN_RES < a->n_in ? a->in[IN_RES] : NULL;
+    if (A->numel != M * K || a->out[0]->numel != M * N ||
+        (R && R->numel != M * N))
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: the operands do not match the kernel's plan",
                       a->op_name);
@@ -188,6 +195,8 @@ smelt_status sm_cpu_qfmm_run(const sm_cpu_ops *ops, const sm_kargs *a,
     e.zb = vec_in(a, IN_ZB);
     e.sb = vec_in(a, IN_SB);
     e.bias = vec_in(a, IN_BIAS);
+    e.res = R ? R->data : NULL;
+    e.res_rs = N;
     e.act = (int)act.kind;
     e.act_a = act.alpha;
     e.act_b = act.beta;

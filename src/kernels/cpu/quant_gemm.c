@@ -241,8 +241,10 @@ static int64_t sat_q(smelt_dtype dt, double v)
 
 /*
  * The f32 epilogue of a tile (tile_out's arguments): y = act(f32(acc) *
- * f32(sa_i * sb_j) + bias_j), each step rounded to f32 as the Cast, Mul
- * and Add it replaces (no bias: no addition, so a -0 stays -0). The
+ * f32(sa_i * sb_j) + bias_j + res_ij), each step rounded to f32 as the
+ * Cast, Mul and Adds it replaces (no bias: no addition, so a -0 stays -0;
+ * the residual's Add, which ends a residual block, while the tile is
+ * still in L1). The
  * column parameters come from col_params, so the loop over a row's
  * columns is plain arithmetic the compiler vectorizes; the activation
  * then runs over the row's run of outputs (vectorized when e->vact is
@@ -298,6 +300,11 @@ static void tile_out_f32(const q8_job *j, const int32_t *t, int nr, int64_t i0,
         if (has_bias)
             for (int c = 0; c < nj; c++)
                 o[c] = o[c] + bf[c];
+        if (e->res) {
+            const float *rr = e->res + i * e->res_rs + j0;
+            for (int c = 0; c < nj; c++)
+                o[c] = o[c] + rr[c];
+        }
         if (ai && !whole)
             for (int c = 0; c < nj; c++)
                 o[c] = (float)ai->scalar(o[c], e->act_a, e->act_b);

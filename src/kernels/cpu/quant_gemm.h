@@ -119,7 +119,7 @@ sm_q8_b *sm_q8_pack_b(const sm_q8_isa *isa, const void *b, smelt_dtype dt,
  * sum with the zero points applied). */
 typedef enum sm_q8_out_kind {
     SM_Q8_OUT_I32, /* y = acc (MatMulInteger, ConvInteger) */
-    SM_Q8_OUT_F32, /* y = act(acc * sa_i * sb_j + bias_j) */
+    SM_Q8_OUT_F32, /* y = act(acc * sa_i * sb_j + bias_j + res_ij) */
     SM_Q8_OUT_Q8   /* y = saturate(round_half_even((acc + bias_j) *
                       (sa_i * sb_j / sy)) + zy), u8 or s8, in double as
                       the reference (bias: QLinearConv's i32) */
@@ -141,7 +141,11 @@ typedef struct sm_q8_epi {
     sm_q8_vec sa;   /* A's scale per row (F32, Q8) */
     sm_q8_vec sb;   /* B's scale per column (F32, Q8) */
     sm_q8_vec bias; /* F32 (f32), Q8 (i32): per column, or absent */
-    int act;        /* F32: an sm_act_kind (core/act.def) */
+    /* F32: a residual added after the bias, res[i * res_rs + j] (NULL:
+     * none) */
+    const float *res;
+    int64_t res_rs;
+    int act; /* F32: an sm_act_kind (core/act.def) */
     double act_a, act_b;
     /* F32: applies act to a run of outputs in place (an f32 table's
      * unary, vectorized); NULL: the reference scalar function per

@@ -400,7 +400,8 @@ static smelt_status dql_into(const sm_kargs *a, sm_tensor *x, sm_tensor **q,
 /*
  * FusedQMatMul: the chain it stands for, step by step. An f32 A goes
  * through DynamicQuantizeLinear; MatMulInteger gives the i32 sums; then
- * per element y = act(f32(acc) * f32(sa * sb_j) + bias_j), each product
+ * per element y = act(f32(acc) * f32(sa * sb_j) + bias_j + residual_ij),
+ * each product
  * and sum rounded to f32 as the Cast, Mul and Add it replaces round them
  * (sa * sb_j: two f32 values, exact in double, then rounded once, like
  * the f32 Mul of the scales).
@@ -408,7 +409,7 @@ static smelt_status dql_into(const sm_kargs *a, sm_tensor *x, sm_tensor **q,
 smelt_status sm_ref_fusedqmatmul(const sm_kargs *a)
 {
     sm_tensor *A = a->in[0], *B = a->in[1], *y = a->out[0];
-    const sm_tensor *bs = a->in[2], *bias = in_opt(a, 4);
+    const sm_tensor *bs = a->in[2], *bias = in_opt(a, 4), *res = in_opt(a, 7);
     sm_act act;
     SM_TRY(sm_act_read(a->ctx, a->op_name, &a->attrs, &act));
     SM_TRY(sm_quant_check_scale(a, 2, 0));
@@ -416,6 +417,10 @@ smelt_status sm_ref_fusedqmatmul(const sm_kargs *a)
     if (B->ndim != 2 || y->dtype != SMELT_DTYPE_F32)
         return sm_err(a->ctx, SMELT_ERR_RUNTIME,
                       "%s: B must be 2-D and the result f32", a->op_name);
+    if (res && (res->dtype != SMELT_DTYPE_F32 || res->numel != y->numel))
+        return sm_err(a->ctx, SMELT_ERR_RUNTIME,
+                      "%s: the residual must be an f32 of the result's shape",
+                      a->op_name);
     sm_tensor *q = NULL, *sq = NULL, *zq = NULL, *acc = NULL;
     sm_tensor *in4[4] = {A, B, in_opt(a, 6), in_opt(a, 3)};
     double sa = param_at(in_opt(a, 5), 0, 1, 1);
@@ -447,6 +452,8 @@ smelt_status sm_ref_fusedqmatmul(const sm_kargs *a)
             v = v * s;
             if (bias)
                 v = v + (float)param_at(bias, j, 1, 0);
+            if (res)
+                v = v + ((const float *)res->data)[i];
             ((float *)y->data)[i] = (float)sm_act_apply(&act, v);
         }
     }
