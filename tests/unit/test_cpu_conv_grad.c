@@ -106,6 +106,14 @@ static void test_convgradweight_chunks(void **state)
     grad_case(2, 37, 16, 32, D(4, 4), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
               1);
     grad_case(2, 9, 7, 3, D(2, 2), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1), 1);
+    /* the depth split on the 2- and 3-thread pools (a small dW over many
+     * positions, each thread a slice of the images): 65 images in chunks
+     * of 64 and 1 (the last chunk leaves threads without an image), and
+     * 100 images of 4x4 in two groups */
+    grad_case(2, 65, 5, 64, D(8, 8), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
+    grad_case(2, 100, 8, 12, D(4, 4), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              2);
 }
 
 /* Not f32, or a dY that does not fit the window: the reference runs. */

@@ -29,6 +29,11 @@
  * gathered first: on a 4 x 4 plane a gathered row is 4 floats, and the
  * columns were written, read back transposed and packed. */
 #define CGW_DIRECT_POSITIONS 64
+/* The depth split (cgw_geom.T): dW_g of at most this many floats, at
+ * least this much depth per thread. */
+#define CGW_SPLIT_MAX 65536
+#define CGW_SPLIT_DEPTH 512
+#define SM_CGW_MAX_T 64
 
 /* The geometry, spatial dims padded to 3 at the front (size 1). */
 typedef struct cgw_geom {
@@ -37,6 +42,7 @@ typedef struct cgw_geom {
     int64_t isz, osz, ksz;
     int64_t B;  /* images per chunk */
     int direct; /* small planes: B packed straight from X (cgw_pack_b) */
+    int T;      /* threads that split the depth (the images), or 1 */
 } cgw_geom;
 
 /* Resolves the window for X's and dY's shapes (dims of rank r); 0 when
@@ -81,7 +87,16 @@ static int cgw_geom_init(const sm_attrs *at, int r, const int64_t *xd,
                  sizeof(float);
     int64_t b = per ? (int64_t)(CGW_CHUNK_BYTES / per) : g->N;
     g->B = b < 1 ? 1 : b > g->N ? g->N : b;
-    (void)n_threads;
+    /* a small dW over a deep product (the digits CNN: 32 x 144 over
+     * 4,096 positions) has too few output tiles to share out: the GEMM's
+     * split had each task pack the same B again (2 threads slower than
+     * 1). Each thread then takes a slice of the chunk's images, a
+     * product of its own into a partial dW, and the partials are summed */
+    g->T = 1;
+    if (g->direct && n_threads > 1 && n_threads <= SM_CGW_MAX_T &&
+        g->Mg * g->Cg * g->ksz <= CGW_SPLIT_MAX &&
+        g->B * g->osz >= (int64_t)n_threads * CGW_SPLIT_DEPTH)
+        g->T = n_threads;
     return g->N > 0 && g->osz > 0;
 }
 
@@ -99,6 +114,11 @@ static void cgw_parts(const cgw_geom *g, int n_threads, size_t *cols,
     *cols = g->direct ? align64((size_t)(g->osz * g->ksz) * sizeof(int32_t))
                       : align64((size_t)(nk * L) * sizeof(float));
     *dyp = align64((size_t)(g->Mg * L) * sizeof(float));
+    if (g->T > 1) { /* per thread: a partial dW and a one-thread GEMM's */
+        *part = (size_t)g->T * align64((size_t)(g->Mg * nk) * sizeof(float));
+        *gemm = (size_t)g->T * align64(sm_gemm_workspace(1, L, nk, 0));
+        return;
+    }
     *part = g->B < g->N ? align64((size_t)(g->Mg * nk) * sizeof(float)) : 0;
     *gemm = sm_gemm_workspace(n_threads, L, nk, 0);
 }
@@ -281,6 +301,47 @@ static void cgw_pack_b(const void *user, int64_t batch, int64_t k0, int64_t kc,
 
 SM_KEEP_LOOPS_END
 
+/* The depth split: thread t's slice of a chunk's images into its partial
+ * dW (its own GEMM on one thread). */
+typedef struct cgw_split {
+    const cgw_geom *g;
+    const sm_cpu_ops *ops;
+    smelt_ctx_t *ctx;
+    const float *x, *dyp;
+    const int32_t *tab;
+    char *part, *gws; /* T slices of each */
+    size_t part_bytes, gws_bytes;
+    int64_t n0, nb, gi;
+    smelt_status st[SM_CGW_MAX_T];
+} cgw_split;
+
+static void cgw_split_task(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    (void)tid;
+    cgw_split *sp = arg;
+    const cgw_geom *g = sp->g;
+    int64_t nk = g->Cg * g->ksz, L = sp->nb * g->osz;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t b0 = sp->nb * t / g->T, b1 = sp->nb * (t + 1) / g->T;
+        float *out = (float *)(sp->part + (size_t)t * sp->part_bytes);
+        if (b1 == b0) {
+            memset(out, 0, (size_t)(g->Mg * nk) * sizeof(float));
+            sp->st[t] = SMELT_OK;
+            continue;
+        }
+        sm_gemm_args ga = {
+            .M = g->Mg, .N = nk, .K = (b1 - b0) * g->osz, .c = out, .ldc = nk};
+        ga.epi = sm_gemm_epi_none();
+        ga.a = (sm_matf){sp->dyp + b0 * g->osz, L, 1};
+        cgw_src src = {g, sp->x, sp->tab, sp->n0 + b0, sp->gi};
+        ga.pack_b = cgw_pack_b;
+        ga.pack_b_user = &src;
+        sp->st[t] =
+            sm_gemm_f32(sp->ctx, sp->ops, &ga, NULL,
+                        sp->gws + (size_t)t * sp->gws_bytes, sp->gws_bytes);
+    }
+}
+
 smelt_status sm_cpu_convgradweight_run(const sm_cpu_ops *ops, const sm_kargs *a,
                                        const sm_cpu_config *c,
                                        const void *packed, sm_threadpool *tp)
@@ -315,6 +376,36 @@ smelt_status sm_cpu_convgradweight_run(const sm_cpu_ops *ops, const sm_kargs *a,
             if (!g.direct)
                 sm_parallel_for(tp, nk, 0, cgw_gather_rows, &j);
             sm_parallel_for(tp, g.Mg, 0, cgw_pack_dy, &j);
+            if (g.T > 1) {
+                cgw_split sp = {&g,
+                                ops,
+                                a->ctx,
+                                x->data,
+                                dyp,
+                                (const int32_t *)cols,
+                                (char *)part,
+                                (char *)gws,
+                                pp / (size_t)g.T,
+                                pg / (size_t)g.T,
+                                n0,
+                                nb,
+                                gi,
+                                {0}};
+                sm_parallel_for(tp, g.T, 1, cgw_split_task, &sp);
+                for (int t = 0; t < g.T; t++)
+                    SM_TRY(sp.st[t]);
+                for (int t = 0; t < g.T; t++) {
+                    const float *pt =
+                        (const float *)((char *)part +
+                                        (size_t)t * sp.part_bytes);
+                    if (t == 0 && n0 == 0)
+                        memcpy(dst, pt, (size_t)(g.Mg * nk) * sizeof(float));
+                    else
+                        for (int64_t i = 0; i < g.Mg * nk; i++)
+                            dst[i] += pt[i];
+                }
+                continue;
+            }
             float *out = n0 ? part : dst;
             sm_gemm_args ga = {.M = g.Mg, .N = nk, .K = L, .c = out, .ldc = nk};
             ga.epi = sm_gemm_epi_none();
