@@ -34,6 +34,9 @@
 #define CGW_SPLIT_MAX 65536
 #define CGW_SPLIT_DEPTH 512
 #define SM_CGW_MAX_T 64
+/* The largest table of every column's offset (cgw_geom.wide). */
+#define CGW_WIDE_TABLE_BYTES ((size_t)1 << 20)
+#define CGW_MAX_KSZ 256
 
 /* The geometry, spatial dims padded to 3 at the front (size 1). */
 typedef struct cgw_geom {
@@ -43,6 +46,7 @@ typedef struct cgw_geom {
     int64_t B;  /* images per chunk */
     int direct; /* small planes: B packed straight from X (cgw_pack_b) */
     int T;      /* threads that split the depth (the images), or 1 */
+    int wide;   /* direct, the table over every column (c, t): cgw_table */
 } cgw_geom;
 
 /* Resolves the window for X's and dY's shapes (dims of rank r); 0 when
@@ -83,6 +87,9 @@ static int cgw_geom_init(const sm_attrs *at, int r, const int64_t *xd,
     g->osz = g->out[0] * g->out[1] * g->out[2];
     g->ksz = g->k[0] * g->k[1] * g->k[2];
     g->direct = g->osz <= CGW_DIRECT_POSITIONS;
+    g->wide = g->direct && g->ksz <= CGW_MAX_KSZ &&
+              (size_t)(g->osz * g->Cg * g->ksz) * sizeof(int32_t) <=
+                  CGW_WIDE_TABLE_BYTES;
     size_t per = (size_t)(((g->direct ? 0 : g->Cg * g->ksz) + g->Mg) * g->osz) *
                  sizeof(float);
     int64_t b = per ? (int64_t)(CGW_CHUNK_BYTES / per) : g->N;
@@ -111,8 +118,10 @@ static void cgw_parts(const cgw_geom *g, int n_threads, size_t *cols,
                       size_t *dyp, size_t *part, size_t *gemm)
 {
     int64_t L = g->B * g->osz, nk = g->Cg * g->ksz;
-    *cols = g->direct ? align64((size_t)(g->osz * g->ksz) * sizeof(int32_t))
-                      : align64((size_t)(nk * L) * sizeof(float));
+    *cols = g->direct
+                ? align64((size_t)(g->osz * g->ksz * (g->wide ? g->Cg : 1)) *
+                          sizeof(int32_t))
+                : align64((size_t)(nk * L) * sizeof(float));
     *dyp = align64((size_t)(g->Mg * L) * sizeof(float));
     if (g->T > 1) { /* per thread: a partial dW and a one-thread GEMM's */
         *part = (size_t)g->T * align64((size_t)(g->Mg * nk) * sizeof(float));
@@ -236,9 +245,28 @@ static void cgw_pack_dy(void *arg, int64_t r0, int64_t r1, int tid)
 }
 
 /* For each output position o and tap t, the offset into an input volume
- * that the tap reads, or -1 in the padding: tab[o * ksz + t]. */
+ * that the tap reads, or -1 in the padding: tab[o * ksz + t]. Wide: for
+ * every column (c, t), the offset into the group's channels,
+ * tab[o * Cg * ksz + c * ksz + t] (c * isz added), so cgw_pack_b moves
+ * each float with one lookup and no channel and tap counters. */
 static void cgw_table(const cgw_geom *g, int32_t *tab)
 {
+    if (g->wide) {
+        cgw_geom n = *g;
+        n.wide = 0;
+        int64_t nk = g->Cg * g->ksz;
+        int32_t *base = tab + g->osz * (nk - g->ksz); /* the narrow one, last */
+        cgw_table(&n, base);
+        for (int64_t o = 0; o < g->osz; o++) {
+            int32_t row[CGW_MAX_KSZ];
+            memcpy(row, base + o * g->ksz, (size_t)g->ksz * sizeof(int32_t));
+            for (int64_t c = 0; c < g->Cg; c++)
+                for (int64_t t = 0; t < g->ksz; t++)
+                    tab[o * nk + c * g->ksz + t] =
+                        row[t] < 0 ? -1 : (int32_t)(c * g->isz + row[t]);
+        }
+        return;
+    }
     for (int64_t od = 0; od < g->out[0]; od++)
         for (int64_t oh = 0; oh < g->out[1]; oh++)
             for (int64_t ow = 0; ow < g->out[2]; ow++)
@@ -277,6 +305,27 @@ static void cgw_pack_b(const void *user, int64_t batch, int64_t k0, int64_t kc,
     (void)batch;
     const cgw_src *s = user;
     const cgw_geom *g = s->g;
+    if (g->wide) {
+        int64_t nk = g->Cg * g->ksz;
+        for (int64_t k = 0; k < kc; k++) {
+            int64_t b = (k0 + k) / g->osz, o = (k0 + k) % g->osz;
+            const float *xb =
+                s->x + ((s->n0 + b) * g->C + s->gi * g->Cg) * g->isz;
+            const int32_t *tab = s->tab + o * nk + j0;
+            for (int64_t p0 = 0; p0 < n; p0 += nr) {
+                float *d = dst + p0 * kc + k * nr;
+                int64_t w = n - p0 < nr ? n - p0 : nr;
+                for (int64_t jj = 0; jj < w; jj++) {
+                    int32_t off = tab[p0 + jj];
+                    float v = xb[off < 0 ? 0 : off];
+                    d[jj] = off < 0 ? 0.0f : v;
+                }
+                for (int64_t jj = w; jj < nr; jj++)
+                    d[jj] = 0.0f;
+            }
+        }
+        return;
+    }
     for (int64_t k = 0; k < kc; k++) {
         int64_t b = (k0 + k) / g->osz, o = (k0 + k) % g->osz;
         const float *xb = s->x + ((s->n0 + b) * g->C + s->gi * g->Cg) * g->isz;
