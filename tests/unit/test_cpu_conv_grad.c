@@ -114,6 +114,10 @@ static void test_convgradweight_chunks(void **state)
               1);
     grad_case(2, 100, 8, 12, D(4, 4), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
               2);
+    /* a table over every column past 1 MiB (8x8 by 520 channels of 3x3):
+     * the per-tap table */
+    grad_case(2, 2, 520, 3, D(8, 8), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
 }
 
 /* Not f32, or a dY that does not fit the window: the reference runs. */
