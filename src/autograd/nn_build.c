@@ -367,10 +367,15 @@ sm_value *sm_gn_conv_dx(sm_grad_ctx *g, sm_value *dy, sm_value *w,
     }
     /* strided f32 runs ConvTranspose as GEMMs and col2im (kernels/cpu/
      * conv_transpose.c): no stride^2 times the work on a spread dY. At
-     * stride 1 the Conv form is as much work and gets the forward's
-     * algorithms (Winograd) */
+     * stride 1 the Conv form is as much work and, with constant weights
+     * (its adjoint kernel folded), gets the forward's algorithms
+     * (Winograd); with weights that are graph values (a training step)
+     * it would reverse and transpose them every run (a Slice and a
+     * Transpose: 23 ms of resnet18's 136 ms step at batch 8, more than
+     * the Conv itself), so f32 takes ConvTranspose there too */
+    int w_varies = w->data == NULL;
     if (w->type.dims[0].size < 0 || w->type.dims[1].size < 0 ||
-        (dy->type.dtype == SMELT_DTYPE_F32 && !unit) ||
+        (dy->type.dtype == SMELT_DTYPE_F32 && (!unit || w_varies)) ||
         dy->type.ndim + (unit ? 1 : nsp) > SMELT_MAX_DIMS)
         return sm_gn_convt_to(g, dy, w, group, s, dil, p0, want);
     /* strided: dY spread out to z[i*s] = dY[i] (s^nsp times the

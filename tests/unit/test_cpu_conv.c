@@ -443,19 +443,63 @@ static void test_conv_refusals(void **state)
     sm_tensor_free(out[0]);
 }
 
-/* The path configure chose for a Conv node with run-time weights. */
+/* The path configure chose for a Conv (n_in <= 3) or FusedConv node
+ * with run-time weights. */
 static sm_cpu_algo chosen_runtime(const sm_cpu_kernel *k, sm_tensor **in,
                                   int n_in, sm_tensor *y, const sm_attr *al,
                                   int n_al)
 {
-    const sm_op_info *info = sm_op_info_get(SM_OP_Conv);
+    sm_op op = n_in > 3 ? SM_OP_FusedConv : SM_OP_Conv;
+    const sm_op_info *info = sm_op_info_get(op);
     sm_attrs at = {al, n_al, info->spec, info->n_spec};
     sm_kernel_operand ins[4], outs[1];
     sm_kernel_desc d;
-    ck_desc(SM_OP_Conv, n_in, in, 1, &y, &at, 0, 1, ins, outs, &d);
+    ck_desc(op, n_in, in, 1, &y, &at, 0, 1, ins, outs, &d);
     sm_cpu_config c;
     sm_cpu_kernel_configure(k, &d, &c);
     return c.algo;
+}
+
+/* conv_batched.c with a residual (a training step's input gradients of
+ * two convolutions, summed): added as Y' is copied out, the activation
+ * after it. A full residual over three chunks (the last short) with relu
+ * and with tanh (an activation the micro-kernel does not apply), one per
+ * channel, one per position broadcast over the channels, a stride-2
+ * layer without bias on 1x1 outputs. */
+static void test_conv_batched_residual(void)
+{
+    static const struct {
+        int64_t n, c, h, m, stride, rn, rm, rp; /* R [rn, rm, rp, rp] */
+        const char *act;
+        int bias;
+    } cs[] = {
+        {70, 9, 8, 64, 1, 70, 64, 8, "relu", 1},
+        {11, 16, 4, 24, 1, 11, 24, 4, "tanh", 1},
+        {5, 8, 4, 12, 1, 1, 12, 1, "none", 1},
+        {6, 8, 3, 10, 1, 6, 1, 3, "relu", 1},
+        {7, 13, 2, 5, 2, 7, 5, 1, "none", 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        int64_t n = cs[i].n, c = cs[i].c, m = cs[i].m, s = cs[i].stride;
+        int64_t o = (cs[i].h + 2 - 3) / s + 1;
+        sm_tensor *in[4] = {
+            ck_rand(4, D(n, c, cs[i].h, cs[i].h), (unsigned)(i + 1)),
+            ck_rand(4, D(m, c, 3, 3), (unsigned)(i + 20)),
+            cs[i].bias ? ck_rand(1, D(m), 5) : NULL,
+            ck_rand(4, D(cs[i].rn, cs[i].rm, cs[i].rp, cs[i].rp),
+                    (unsigned)(i + 40))};
+        const sm_attr al[] = {A_INTS("pads", 1, 1, 1, 1),
+                              A_INTS("strides", s, s),
+                              A_STR("activation", cs[i].act)};
+        sm_tensor *y = nn_tensor(F32, 4, D(n, m, o, o), NULL);
+        assert_int_equal(chosen_runtime(CK_ENTRIES(conv)[0], in, 4, y, al, 3),
+                         SM_CPU_ALGO_IM2COL_BATCHED);
+        sm_tensor_free(y);
+        ck_check(SM_OP_FusedConv, 4, in, 1, al, 3, CK_ENTRIES(conv), 0,
+                 CONV_TOL(c * 9));
+        for (int j = 0; j < 4; j++)
+            sm_tensor_free(in[j]);
+    }
 }
 
 /* conv_batched.c: small planes by run-time weights as one GEMM over many
@@ -502,6 +546,7 @@ static void test_conv_batched(void **state)
                          ck_rand(4, D(24, 16, 3, 3), 2), ck_rand(1, D(24), 3)}),
         1, ATTRS(A_INTS("pads", 1, 1, 1, 1), A_STR("activation", "relu")),
         CK_ENTRIES(conv), 0, CONV_TOL(144));
+    test_conv_batched_residual();
 }
 
 int main(void)

@@ -106,6 +106,18 @@ static void test_convgradweight_chunks(void **state)
     grad_case(2, 37, 16, 32, D(4, 4), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
               1);
     grad_case(2, 9, 7, 3, D(2, 2), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1), 1);
+    /* the depth split on the 2- and 3-thread pools (a small dW over many
+     * positions, each thread a slice of the images): 65 images in chunks
+     * of 64 and 1 (the last chunk leaves threads without an image), and
+     * 100 images of 4x4 in two groups */
+    grad_case(2, 65, 5, 64, D(8, 8), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
+    grad_case(2, 100, 8, 12, D(4, 4), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              2);
+    /* a table over every column past 1 MiB (8x8 by 520 channels of 3x3):
+     * the per-tap table */
+    grad_case(2, 2, 520, 3, D(8, 8), D(3, 3), D(1, 1), D(1, 1), D(1, 1, 1, 1),
+              1);
 }
 
 /* Not f32, or a dY that does not fit the window: the reference runs. */
@@ -190,6 +202,15 @@ static void test_convtranspose(void **state)
     convt_case(3, 2, 3, 4, D(3, 4, 3), D(2, 3, 2), 1, 0,
                ATTRS(A_INTS("strides", 1, 2, 1), A_INTS("dilations", 1, 1, 2),
                      A_INTS("pads", 1, 0, 1, 0, 1, 1)));
+    /* small planes, one GEMM over a chunk's positions: two chunks (the
+     * last short) of 4 x 4 planes; a stride-2 2 x 2 one in two groups
+     * (resnet18's layer4 input gradients, shrunk) */
+    convt_case(2, 40, 33, 64, D(4, 4), D(3, 3), 1, 1,
+               ATTRS(A_INTS("pads", 1, 1, 1, 1)));
+    convt_case(2, 9, 48, 20, D(2, 2), D(3, 3), 2, 0,
+               ATTRS(A_INT("group", 2), A_INTS("strides", 2, 2),
+                     A_INTS("pads", 1, 1, 1, 1),
+                     A_INTS("output_padding", 1, 1)));
     /* columns of several chunks: 1,600 x 64 x 64 floats an image */
     convt_case(2, 3, 4, 16, D(64, 64), D(10, 10), 1, 0,
                ATTRS(A_INTS("pads", 4, 4, 5, 5)));

@@ -64,6 +64,24 @@ static void test_maxpool_indices(void **state)
              ((sm_tensor *[]){ck_rand(4, D(8, 16, 32, 32), 6)}), 2,
              ATTRS(A_INTS("kernel_shape", 2, 2), A_INTS("strides", 2, 2)),
              CK_ONE(maxpool_indices), 0, 0, 0);
+    /* other windows' interiors (runs of outputs, selects per tap): 3x3
+     * stride 2 pad 1 on rows of 301 outputs (two runs), ties, a NaN in
+     * the second run of one row; 3x2 stride (1, 3) dilated (2, 2) */
+    for (int v = 0; v < 2; v++) {
+        sm_tensor *x = ck_rand(4, D(2, 3, 9, 601), 21 + (unsigned)v);
+        float *p = x->data;
+        for (int64_t i = 0; i < x->numel; i++)
+            p[i] = floorf(p[i] * 3);
+        p[601 * 4 + 520] = NAN;
+        const sm_attr s2[] = {A_INTS("kernel_shape", 3, 3),
+                              A_INTS("strides", 2, 2),
+                              A_INTS("pads", 1, 1, 1, 1)};
+        const sm_attr dil[] = {
+            A_INTS("kernel_shape", 3, 2), A_INTS("strides", 1, 3),
+            A_INTS("dilations", 2, 2), A_INTS("pads", 1, 1, 0, 1)};
+        CK_CHECK(SM_OP_MaxPool, 1, ((sm_tensor *[]){x}), 2, v ? dil : s2,
+                 v ? 4 : 3, CK_ONE(maxpool_indices), 0, 0, 0);
+    }
     /* 2x2 windows (their interior runs unrolled): odd planes, overlapping
      * (stride 1), ceil_mode and padded borders, rows of 515 outputs
      * (over one block), ties and NaNs, each

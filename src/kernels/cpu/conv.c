@@ -501,11 +501,11 @@ smelt_status sm_cpu_conv_run(const sm_cpu_ops *ops, const sm_kargs *a,
         return sm_conv_posmajor_run(a->ctx, ops, &g, x, pa, bias, res, &base, y,
                                     tp, ws, wsb);
     case SM_CPU_ALGO_IM2COL_BATCHED: {
-        if (g.nhwc || g.has_r || g.G != 1)
+        if (g.nhwc || g.G != 1)
             break;
         sm_gemm_epi e;
         sm_conv_epi(&g, &base, bias, NULL, &e);
-        return sm_conv_batched(a->ctx, ops, &g, x, w, &e, y, tp, ws, wsb);
+        return sm_conv_batched(a->ctx, ops, &g, x, w, res, &e, y, tp, ws, wsb);
     }
     case SM_CPU_ALGO_GEMM_1X1:
     case SM_CPU_ALGO_IM2COL:

@@ -96,14 +96,15 @@ smelt_status sm_conv_direct(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                             sm_threadpool *tp, void *ws, size_t ws_bytes);
 
 /* Small planes by weights computed at run time (conv_batched.c): one
- * GEMM over the output positions of a chunk of images, single group, no
- * residual. Its choice, scratch bytes and run (epi: bias and activation,
- * as sm_conv_epi makes it without a residual). */
+ * GEMM over the output positions of a chunk of images, single group.
+ * Its choice, scratch bytes and run (epi: bias and activation, as
+ * sm_conv_epi makes it without a residual; res: the residual or NULL). */
 int sm_conv_batched_wanted(const sm_conv_geom *g);
 size_t sm_conv_batched_workspace(const sm_conv_geom *g, int n_threads);
 smelt_status sm_conv_batched(smelt_ctx_t *ctx, const sm_cpu_ops *ops,
                              const sm_conv_geom *g, const float *x,
-                             const float *w, const sm_gemm_epi *epi, float *y,
+                             const float *w, const float *res,
+                             const sm_gemm_epi *epi, float *y,
                              sm_threadpool *tp, void *ws, size_t ws_bytes);
 
 /* Depthwise convolutions (Cg == 1) with at most this many taps take the

@@ -29,6 +29,14 @@
  * gathered first: on a 4 x 4 plane a gathered row is 4 floats, and the
  * columns were written, read back transposed and packed. */
 #define CGW_DIRECT_POSITIONS 64
+/* The depth split (cgw_geom.T): dW_g of at most this many floats, at
+ * least this much depth per thread. */
+#define CGW_SPLIT_MAX 65536
+#define CGW_SPLIT_DEPTH 512
+#define SM_CGW_MAX_T 64
+/* The largest table of every column's offset (cgw_geom.wide). */
+#define CGW_WIDE_TABLE_BYTES ((size_t)1 << 20)
+#define CGW_MAX_KSZ 256
 
 /* The geometry, spatial dims padded to 3 at the front (size 1). */
 typedef struct cgw_geom {
@@ -37,6 +45,8 @@ typedef struct cgw_geom {
     int64_t isz, osz, ksz;
     int64_t B;  /* images per chunk */
     int direct; /* small planes: B packed straight from X (cgw_pack_b) */
+    int T;      /* threads that split the depth (the images), or 1 */
+    int wide;   /* direct, the table over every column (c, t): cgw_table */
 } cgw_geom;
 
 /* Resolves the window for X's and dY's shapes (dims of rank r); 0 when
@@ -77,11 +87,23 @@ static int cgw_geom_init(const sm_attrs *at, int r, const int64_t *xd,
     g->osz = g->out[0] * g->out[1] * g->out[2];
     g->ksz = g->k[0] * g->k[1] * g->k[2];
     g->direct = g->osz <= CGW_DIRECT_POSITIONS;
+    g->wide = g->direct && g->ksz <= CGW_MAX_KSZ &&
+              (size_t)(g->osz * g->Cg * g->ksz) * sizeof(int32_t) <=
+                  CGW_WIDE_TABLE_BYTES;
     size_t per = (size_t)(((g->direct ? 0 : g->Cg * g->ksz) + g->Mg) * g->osz) *
                  sizeof(float);
     int64_t b = per ? (int64_t)(CGW_CHUNK_BYTES / per) : g->N;
     g->B = b < 1 ? 1 : b > g->N ? g->N : b;
-    (void)n_threads;
+    /* a small dW over a deep product (the digits CNN: 32 x 144 over
+     * 4,096 positions) has too few output tiles to share out: the GEMM's
+     * split had each task pack the same B again (2 threads slower than
+     * 1). Each thread then takes a slice of the chunk's images, a
+     * product of its own into a partial dW, and the partials are summed */
+    g->T = 1;
+    if (g->direct && n_threads > 1 && n_threads <= SM_CGW_MAX_T &&
+        g->Mg * g->Cg * g->ksz <= CGW_SPLIT_MAX &&
+        g->B * g->osz >= (int64_t)n_threads * CGW_SPLIT_DEPTH)
+        g->T = n_threads;
     return g->N > 0 && g->osz > 0;
 }
 
@@ -96,9 +118,16 @@ static void cgw_parts(const cgw_geom *g, int n_threads, size_t *cols,
                       size_t *dyp, size_t *part, size_t *gemm)
 {
     int64_t L = g->B * g->osz, nk = g->Cg * g->ksz;
-    *cols = g->direct ? align64((size_t)(g->osz * g->ksz) * sizeof(int32_t))
-                      : align64((size_t)(nk * L) * sizeof(float));
+    *cols = g->direct
+                ? align64((size_t)(g->osz * g->ksz * (g->wide ? g->Cg : 1)) *
+                          sizeof(int32_t))
+                : align64((size_t)(nk * L) * sizeof(float));
     *dyp = align64((size_t)(g->Mg * L) * sizeof(float));
+    if (g->T > 1) { /* per thread: a partial dW and a one-thread GEMM's */
+        *part = (size_t)g->T * align64((size_t)(g->Mg * nk) * sizeof(float));
+        *gemm = (size_t)g->T * align64(sm_gemm_workspace(1, L, nk, 0));
+        return;
+    }
     *part = g->B < g->N ? align64((size_t)(g->Mg * nk) * sizeof(float)) : 0;
     *gemm = sm_gemm_workspace(n_threads, L, nk, 0);
 }
@@ -216,9 +245,28 @@ static void cgw_pack_dy(void *arg, int64_t r0, int64_t r1, int tid)
 }
 
 /* For each output position o and tap t, the offset into an input volume
- * that the tap reads, or -1 in the padding: tab[o * ksz + t]. */
+ * that the tap reads, or -1 in the padding: tab[o * ksz + t]. Wide: for
+ * every column (c, t), the offset into the group's channels,
+ * tab[o * Cg * ksz + c * ksz + t] (c * isz added), so cgw_pack_b moves
+ * each float with one lookup and no channel and tap counters. */
 static void cgw_table(const cgw_geom *g, int32_t *tab)
 {
+    if (g->wide) {
+        cgw_geom n = *g;
+        n.wide = 0;
+        int64_t nk = g->Cg * g->ksz;
+        int32_t *base = tab + g->osz * (nk - g->ksz); /* the narrow one, last */
+        cgw_table(&n, base);
+        for (int64_t o = 0; o < g->osz; o++) {
+            int32_t row[CGW_MAX_KSZ];
+            memcpy(row, base + o * g->ksz, (size_t)g->ksz * sizeof(int32_t));
+            for (int64_t c = 0; c < g->Cg; c++)
+                for (int64_t t = 0; t < g->ksz; t++)
+                    tab[o * nk + c * g->ksz + t] =
+                        row[t] < 0 ? -1 : (int32_t)(c * g->isz + row[t]);
+        }
+        return;
+    }
     for (int64_t od = 0; od < g->out[0]; od++)
         for (int64_t oh = 0; oh < g->out[1]; oh++)
             for (int64_t ow = 0; ow < g->out[2]; ow++)
@@ -257,6 +305,27 @@ static void cgw_pack_b(const void *user, int64_t batch, int64_t k0, int64_t kc,
     (void)batch;
     const cgw_src *s = user;
     const cgw_geom *g = s->g;
+    if (g->wide) {
+        int64_t nk = g->Cg * g->ksz;
+        for (int64_t k = 0; k < kc; k++) {
+            int64_t b = (k0 + k) / g->osz, o = (k0 + k) % g->osz;
+            const float *xb =
+                s->x + ((s->n0 + b) * g->C + s->gi * g->Cg) * g->isz;
+            const int32_t *tab = s->tab + o * nk + j0;
+            for (int64_t p0 = 0; p0 < n; p0 += nr) {
+                float *d = dst + p0 * kc + k * nr;
+                int64_t w = n - p0 < nr ? n - p0 : nr;
+                for (int64_t jj = 0; jj < w; jj++) {
+                    int32_t off = tab[p0 + jj];
+                    float v = xb[off < 0 ? 0 : off];
+                    d[jj] = off < 0 ? 0.0f : v;
+                }
+                for (int64_t jj = w; jj < nr; jj++)
+                    d[jj] = 0.0f;
+            }
+        }
+        return;
+    }
     for (int64_t k = 0; k < kc; k++) {
         int64_t b = (k0 + k) / g->osz, o = (k0 + k) % g->osz;
         const float *xb = s->x + ((s->n0 + b) * g->C + s->gi * g->Cg) * g->isz;
@@ -280,6 +349,47 @@ static void cgw_pack_b(const void *user, int64_t batch, int64_t k0, int64_t kc,
 }
 
 SM_KEEP_LOOPS_END
+
+/* The depth split: thread t's slice of a chunk's images into its partial
+ * dW (its own GEMM on one thread). */
+typedef struct cgw_split {
+    const cgw_geom *g;
+    const sm_cpu_ops *ops;
+    smelt_ctx_t *ctx;
+    const float *x, *dyp;
+    const int32_t *tab;
+    char *part, *gws; /* T slices of each */
+    size_t part_bytes, gws_bytes;
+    int64_t n0, nb, gi;
+    smelt_status st[SM_CGW_MAX_T];
+} cgw_split;
+
+static void cgw_split_task(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    (void)tid;
+    cgw_split *sp = arg;
+    const cgw_geom *g = sp->g;
+    int64_t nk = g->Cg * g->ksz, L = sp->nb * g->osz;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t b0 = sp->nb * t / g->T, b1 = sp->nb * (t + 1) / g->T;
+        float *out = (float *)(sp->part + (size_t)t * sp->part_bytes);
+        if (b1 == b0) {
+            memset(out, 0, (size_t)(g->Mg * nk) * sizeof(float));
+            sp->st[t] = SMELT_OK;
+            continue;
+        }
+        sm_gemm_args ga = {
+            .M = g->Mg, .N = nk, .K = (b1 - b0) * g->osz, .c = out, .ldc = nk};
+        ga.epi = sm_gemm_epi_none();
+        ga.a = (sm_matf){sp->dyp + b0 * g->osz, L, 1};
+        cgw_src src = {g, sp->x, sp->tab, sp->n0 + b0, sp->gi};
+        ga.pack_b = cgw_pack_b;
+        ga.pack_b_user = &src;
+        sp->st[t] =
+            sm_gemm_f32(sp->ctx, sp->ops, &ga, NULL,
+                        sp->gws + (size_t)t * sp->gws_bytes, sp->gws_bytes);
+    }
+}
 
 smelt_status sm_cpu_convgradweight_run(const sm_cpu_ops *ops, const sm_kargs *a,
                                        const sm_cpu_config *c,
@@ -315,6 +425,36 @@ smelt_status sm_cpu_convgradweight_run(const sm_cpu_ops *ops, const sm_kargs *a,
             if (!g.direct)
                 sm_parallel_for(tp, nk, 0, cgw_gather_rows, &j);
             sm_parallel_for(tp, g.Mg, 0, cgw_pack_dy, &j);
+            if (g.T > 1) {
+                cgw_split sp = {&g,
+                                ops,
+                                a->ctx,
+                                x->data,
+                                dyp,
+                                (const int32_t *)cols,
+                                (char *)part,
+                                (char *)gws,
+                                pp / (size_t)g.T,
+                                pg / (size_t)g.T,
+                                n0,
+                                nb,
+                                gi,
+                                {0}};
+                sm_parallel_for(tp, g.T, 1, cgw_split_task, &sp);
+                for (int t = 0; t < g.T; t++)
+                    SM_TRY(sp.st[t]);
+                for (int t = 0; t < g.T; t++) {
+                    const float *pt =
+                        (const float *)((char *)part +
+                                        (size_t)t * sp.part_bytes);
+                    if (t == 0 && n0 == 0)
+                        memcpy(dst, pt, (size_t)(g.Mg * nk) * sizeof(float));
+                    else
+                        for (int64_t i = 0; i < g.Mg * nk; i++)
+                            dst[i] += pt[i];
+                }
+                continue;
+            }
             float *out = n0 ? part : dst;
             sm_gemm_args ga = {.M = g.Mg, .N = nk, .K = L, .c = out, .ldc = nk};
             ga.epi = sm_gemm_epi_none();
