@@ -84,26 +84,6 @@ static sm_node *def_op(sm_rw *rw, const sm_value *v, sm_op op)
     return d && d->op == op && !sm_rw_is_removed(rw, d) ? d : NULL;
 }
 
-/* Whether dims a and b are the same: equal known sizes, or the same
- * symbol. */
-static int same_dim(const sm_dim *a, const sm_dim *b)
-{
-    if (a->size >= 0 || b->size >= 0)
-        return a->size == b->size;
-    return a->sym && b->sym && strcmp(a->sym, b->sym) == 0;
-}
-
-/* Whether a and b have the same rank and dims. */
-static int same_shape(const sm_type *a, const sm_type *b)
-{
-    if (a->ndim < 0 || a->ndim != b->ndim)
-        return 0;
-    for (int d = 0; d < a->ndim; d++)
-        if (!same_dim(&a->dims[d], &b->dims[d]))
-            return 0;
-    return 1;
-}
-
 /*
  * When node n is Mul(x, c), Mul(c, x) or Div(x, c) with c a constant
  * scalar that leaves x's shape as it is (a [1, 1, 1, 1] c would raise a
@@ -124,7 +104,7 @@ static int scalar_step(const sm_node *n, const sm_value *out, sm_value **x,
             return 0; /* c / x is not a scaling */
         if (n->op == SM_OP_Div && (c == 0 || !isfinite(c)))
             return 0;
-        if (!same_shape(&n->in[k]->type, &out->type))
+        if (!sm_pat_same_shape(&n->in[k]->type, &out->type))
             return 0;
         *x = n->in[k];
         *f = n->op == SM_OP_Div ? 1.0 / c : c;
@@ -209,7 +189,7 @@ static sm_value *mask_back(sm_rw *rw, sm_value *s, mask_step *st,
             if (x->type.ndim != s->type.ndim || !leads_to_qk(rw, x, 0))
                 continue;
             if (!sm_pat_fits_onto(&mk->type, &x->type) ||
-                !same_shape(&x->type, &s->type))
+                !sm_pat_same_shape(&x->type, &s->type))
                 break;
             *st = (mask_step){d, mk, MASK_ADD, 0};
             return x;
@@ -224,15 +204,15 @@ static sm_value *mask_back(sm_rw *rw, sm_value *s, mask_step *st,
     sm_value *c = d->in[0];
     if (c->type.dtype != SMELT_DTYPE_BOOL ||
         !sm_pat_fits_onto(&c->type, &s->type) ||
-        (!same_shape(&d->in[1]->type, &s->type) &&
-         !same_shape(&d->in[2]->type, &s->type))) {
+        (!sm_pat_same_shape(&d->in[1]->type, &s->type) &&
+         !sm_pat_same_shape(&d->in[2]->type, &s->type))) {
         *why = "a Where before the Softmax has a condition that does not "
                "broadcast onto the scores";
         return NULL;
     }
     for (int k = 1; k <= 2; k++) {
         if (!hiding_fill(d->in[k], &fill) ||
-            !same_shape(&d->in[3 - k]->type, &s->type))
+            !sm_pat_same_shape(&d->in[3 - k]->type, &s->type))
             continue;
         *st = (mask_step){d, c, k == 1 ? MASK_HIDE : MASK_KEEP, fill};
         return d->in[3 - k];
@@ -355,9 +335,10 @@ static sm_value *unrepeat_concat(sm_rw *rw, const sm_node *cat,
     int64_t sax = sm_attrs_int(&sa, "axis", 0);
     const sm_type *k0 = &split->in[0]->type;
     if ((sax != 1 && sax != -3) || split->n_out != cat->n_in || k0->ndim != 4 ||
-        k0->dims[1].size != cat->n_in || !same_dim(&k0->dims[0], &t->dims[0]) ||
-        !same_dim(&k0->dims[2], &t->dims[2]) ||
-        !same_dim(&k0->dims[3], &t->dims[3]))
+        k0->dims[1].size != cat->n_in ||
+        !sm_pat_same_dim(&k0->dims[0], &t->dims[0]) ||
+        !sm_pat_same_dim(&k0->dims[2], &t->dims[2]) ||
+        !sm_pat_same_dim(&k0->dims[3], &t->dims[3]))
         return NULL;
     return split->in[0];
 }
@@ -380,9 +361,9 @@ static sm_value *unrepeat(sm_rw *rw, sm_value *x)
     if (one) {
         const sm_type *u = &one->in[0]->type;
         if (u->ndim == 4 && u->dims[1].size == 1 &&
-            same_dim(&u->dims[0], &t->dims[0]) &&
-            same_dim(&u->dims[2], &t->dims[2]) &&
-            same_dim(&u->dims[3], &t->dims[3]))
+            sm_pat_same_dim(&u->dims[0], &t->dims[0]) &&
+            sm_pat_same_dim(&u->dims[2], &t->dims[2]) &&
+            sm_pat_same_dim(&u->dims[3], &t->dims[3]))
             return one->in[0];
         return NULL;
     }
@@ -409,13 +390,13 @@ static sm_value *unrepeat(sm_rw *rw, sm_value *x)
     for (int d = 0; d < 5; d++) {
         if (d == 2)
             continue;
-        if (!same_dim(&ut->dims[d], &k0->dims[u_of[d]]) ||
-            !same_dim(&et->dims[d], &k0->dims[u_of[d]]))
+        if (!sm_pat_same_dim(&ut->dims[d], &k0->dims[u_of[d]]) ||
+            !sm_pat_same_dim(&et->dims[d], &k0->dims[u_of[d]]))
             return NULL;
     }
-    if (!same_dim(&t->dims[0], &k0->dims[0]) ||
-        !same_dim(&t->dims[2], &k0->dims[2]) ||
-        !same_dim(&t->dims[3], &k0->dims[3]))
+    if (!sm_pat_same_dim(&t->dims[0], &k0->dims[0]) ||
+        !sm_pat_same_dim(&t->dims[2], &k0->dims[2]) ||
+        !sm_pat_same_dim(&t->dims[3], &k0->dims[3]))
         return NULL;
     return un->in[0];
 }
@@ -437,14 +418,14 @@ static const char *fit_heads(sm_rw *rw, attn_match *m)
     if (m->k_needs_transpose)
         for (int i = 0; i < r; i++)
             kp.dims[i] = m->k->type.dims[m->k_perm[i]];
-    if (!same_dim(&q->dims[r - 1], &k->dims[r - 1]))
+    if (!sm_pat_same_dim(&q->dims[r - 1], &k->dims[r - 1]))
         return "Q and K differ in the head dim";
-    if (!same_dim(&k->dims[r - 2], &v->dims[r - 2]))
+    if (!sm_pat_same_dim(&k->dims[r - 2], &v->dims[r - 2]))
         return "K and V differ in the key length";
     m->k_orig = m->k;
     if (r == 4 && !m->k_needs_transpose) {
         sm_value *k0 = unrepeat(rw, m->k), *v0 = unrepeat(rw, m->v);
-        if (k0 && v0 && same_dim(&k0->type.dims[1], &v0->type.dims[1])) {
+        if (k0 && v0 && sm_pat_same_dim(&k0->type.dims[1], &v0->type.dims[1])) {
             m->k = k0;
             m->v = v0;
             k = &k0->type;
@@ -453,17 +434,17 @@ static const char *fit_heads(sm_rw *rw, attn_match *m)
     }
     int lead = r == 4 ? 1 : r - 2; /* dims that must match exactly */
     for (int d = 0; d < lead; d++)
-        if (!same_dim(&q->dims[d], &k->dims[d]) ||
-            !same_dim(&q->dims[d], &v->dims[d]))
+        if (!sm_pat_same_dim(&q->dims[d], &k->dims[d]) ||
+            !sm_pat_same_dim(&q->dims[d], &v->dims[d]))
             return "Q, K and V differ in a batch dim (broadcast batches are "
                    "not fused)";
     int h = r - 3; /* the heads dim: rank 4 dim 1, rank 3 dim 0 */
     if (h < 0)
         return NULL;
-    if (!same_dim(&k->dims[h], &v->dims[h]))
+    if (!sm_pat_same_dim(&k->dims[h], &v->dims[h]))
         return "K and V have different numbers of heads";
     int64_t hq = q->dims[h].size, hkv = k->dims[h].size;
-    if (same_dim(&q->dims[h], &k->dims[h]) ||
+    if (sm_pat_same_dim(&q->dims[h], &k->dims[h]) ||
         (hkv >= 1 && hq >= 0 && hq % hkv == 0))
         return NULL;
     return "Q's heads are not a known multiple of K's and V's";

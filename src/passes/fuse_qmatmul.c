@@ -56,25 +56,6 @@ static int const_scale(const sm_value *v, int64_t n)
     return 1;
 }
 
-/* Whether types t and y are the same shape, dim for dim (equal sizes,
- * or the same symbol): a residual the kernel adds element by element,
- * no broadcasting. */
-static int same_shape(const sm_type *t, const sm_type *y)
-{
-    if (t->ndim < 0 || t->ndim != y->ndim)
-        return 0;
-    for (int d = 0; d < t->ndim; d++) {
-        const sm_dim *a = &t->dims[d], *b = &y->dims[d];
-        if (a->size >= 0 && a->size == b->size)
-            continue;
-        if (a->size < 0 && b->size < 0 && a->sym && b->sym &&
-            strcmp(a->sym, b->sym) == 0)
-            continue;
-        return 0;
-    }
-    return 1;
-}
-
 /* What a match found. */
 typedef struct qmm_match {
     sm_node *dead[MAX_DEAD]; /* absorbed nodes, in graph order */
@@ -193,8 +174,8 @@ static smelt_status fuse_one(sm_pass_ctx *pc, sm_rw *rw, const sm_pat_silu *si,
     if (add && add->op == SM_OP_Add) {
         sm_value *r = sm_pat_other(add, m.out);
         if (r && r != m.out && r->type.dtype == SMELT_DTYPE_F32 &&
-            same_shape(&r->type, &m.out->type) &&
-            same_shape(&add->out[0]->type, &m.out->type)) {
+            sm_pat_same_shape(&r->type, &m.out->type) &&
+            sm_pat_same_shape(&add->out[0]->type, &m.out->type)) {
             m.in[7] = r;
             m.dead[m.n_dead++] = add;
             m.out = add->out[0];

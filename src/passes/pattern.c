@@ -113,6 +113,23 @@ sm_value *sm_pat_other(const sm_node *n, const sm_value *v)
     return n->in[0] == v ? n->in[1] : n->in[1] == v ? n->in[0] : NULL;
 }
 
+int sm_pat_same_dim(const sm_dim *a, const sm_dim *b)
+{
+    if (a->size >= 0 || b->size >= 0)
+        return a->size == b->size;
+    return a->sym && b->sym && strcmp(a->sym, b->sym) == 0;
+}
+
+int sm_pat_same_shape(const sm_type *a, const sm_type *b)
+{
+    if (a->ndim < 0 || a->ndim != b->ndim)
+        return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (!sm_pat_same_dim(&a->dims[d], &b->dims[d]))
+            return 0;
+    return 1;
+}
+
 int sm_pat_fits_onto(const sm_type *t, const sm_type *y)
 {
     if (t->ndim < 0 || y->ndim < 0 || t->ndim > y->ndim)

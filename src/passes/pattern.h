@@ -56,6 +56,12 @@ const char *sm_pat_some_user_op(sm_rw *rw, const sm_value *v);
 
 /* The input of binary node n other than v (v must be one of its two). */
 sm_value *sm_pat_other(const sm_node *n, const sm_value *v);
+/* Whether dims a and b are certainly the same: equal known sizes, or
+ * both unknown and named by the same symbol. */
+int sm_pat_same_dim(const sm_dim *a, const sm_dim *b);
+/* Whether a and b certainly have the same shape: ranks known and equal,
+ * every dim the same by sm_pat_same_dim. */
+int sm_pat_same_shape(const sm_type *a, const sm_type *b);
 /* Whether t broadcasts onto y leaving y's shape unchanged (ranks known;
  * a dim of t is 1 or equal to y's, symbolic names compared by name). */
 int sm_pat_fits_onto(const sm_type *t, const sm_type *y);

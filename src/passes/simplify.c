@@ -26,6 +26,7 @@
 #include "core/dtype.h"
 #include "ir/rewrite.h"
 #include "passes/pass.h"
+#include "passes/pattern.h"
 #include "ir/eval.h"
 #include "ir/shape_util.h"
 
@@ -57,21 +58,6 @@ static smelt_status forward(simp *s, sm_node *n, sm_value *x, int rule,
     s->count[rule]++;
     *done = 1;
     return SMELT_OK;
-}
-
-/* Both shapes certainly equal: same rank, each dim known and equal or the
- * same symbol. */
-static int same_shape(const sm_type *a, const sm_type *b)
-{
-    if (a->ndim < 0 || a->ndim != b->ndim)
-        return 0;
-    for (int i = 0; i < a->ndim; i++) {
-        const sm_dim *x = &a->dims[i], *y = &b->dims[i];
-        if (x->size >= 0 ? x->size != y->size
-                         : !x->sym || !y->sym || strcmp(x->sym, y->sym))
-            return 0;
-    }
-    return 1;
 }
 
 /* Whether c is a constant whose every element equals `want`. */
@@ -215,7 +201,7 @@ static smelt_status reshape(simp *s, sm_node *n, int *done)
 {
     sm_value *x = n->in[0];
     if (x->type.dtype == n->out[0]->type.dtype &&
-        same_shape(&x->type, &n->out[0]->type))
+        sm_pat_same_shape(&x->type, &n->out[0]->type))
         return forward(s, n, x, R_RESHAPE, done);
     if (n->op != SM_OP_Reshape || !x->def || !reshape_like(x->def->op))
         return SMELT_OK;
