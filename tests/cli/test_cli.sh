@@ -180,6 +180,9 @@ grep -q "latency" "$T/out" && bad "bench ran before failing on --trace" || ok
 # check plans every ISA of the CPU, or the one --isa names
 expect 0 "[x] compiled plan (-O3) on scalar: every output matches" -- "$SMELT" check "$MLP" --isa scalar
 expect 2 "--isa needs scalar, avx2 or avx512" -- "$SMELT" check "$MLP" --isa sse
+# zero Pads folded into Conv / AveragePool pads (fold_pad, asymmetric):
+# the compiled plan on every ISA matches the model with its Pads
+expect 0 "every output matches the model as loaded" -- "$SMELT" check "$ROOT/tests/passes/fold_pad.ir" -O 2
 
 # a script's outputs carry the variable names the user wrote
 printf 'def f(x: Tensor) -> Tuple[Tensor, Tensor]:\n    y = x * 2.0\n    y = y + 1.0\n    z = y\n    z = z * y\n    return y, z\n' >"$T/names.py"

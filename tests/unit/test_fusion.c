@@ -6,7 +6,8 @@
  * unfused graph it stands for, by the reference interpreter on seeded
  * random inputs: the largest error must stay within 1e-5 (relative above
  * 1). The passes are checked the same way (conv + BatchNormalization
- * folding, recognition, the whole -O3 pipeline), their near misses are
+ * folding, zero Pads folded into Conv and AveragePool pads, recognition,
+ * the whole -O3 pipeline), their near misses are
  * checked in the --why-not-fused log, bad attributes and signatures are
  * checked for the right status and message, and every pass runs under
  * allocation failure at each point.
@@ -260,6 +261,41 @@ static void test_fold_conv_bn(void **state)
     free(text);
 }
 
+/* Zero Pads with asymmetric pads, before a Conv with a bias and Relu,
+ * a strided Conv with pads of its own and AveragePools of both
+ * count_include_pad kinds. */
+static const char fold_pad_text[] =
+    "graph fp(%x: f32[2,3,7,6], %w: f32[4,3,3,2], %b: f32[4]) {\n"
+    "  %p: i64[8] = const [0, 0, 2, 0, 0, 0, 1, 3]\n"
+    "  %q: i64[8] = const [0, 0, 0, 1, 0, 0, 2, 1]\n"
+    "  %xp = Pad(%x, %p)\n"
+    "  %y = Conv(%xp, %w, %b)\n  %r = Relu(%y)\n"
+    "  %y2 = Conv(%xp, %w) {pads = [1, 0, 0, 1], strides = [2, 3]}\n"
+    "  %xq = Pad(%x, %q)\n"
+    "  %a = AveragePool(%xq) {kernel_shape = [3, 2], strides = [2, 1]}\n"
+    "  %xs = Pad(%x, %q)\n"
+    "  %a2 = AveragePool(%xs) {kernel_shape = [3, 3], pads = [1, 1, 0, 1], "
+    "count_include_pad = 1}\n"
+    "  return %r, %y2, %a, %a2\n}\n";
+
+/* fold_pad keeps the results, and the folded Conv still fuses. */
+static void test_fold_pad(void **state)
+{
+    (void)state;
+    sm_graph *a = fu_parse(fold_pad_text), *b = fu_parse(fold_pad_text);
+    fu_passes(b, "fold_pad", 0, NULL);
+    assert_int_equal(fu_count(b->top, SM_OP_Pad), 0);
+    for (unsigned seed = 1; seed <= 3; seed++)
+        assert_true(fu_compare(a, b, seed) <= TOL);
+    fu_passes(b, "fuse_epilogue", 0, NULL);
+    assert_int_equal(fu_count(b->top, SM_OP_FusedConv), 1);
+    assert_int_equal(fu_count(b->top, SM_OP_Relu), 0);
+    for (unsigned seed = 1; seed <= 3; seed++)
+        assert_true(fu_compare(a, b, seed) <= TOL);
+    sm_graph_free(a);
+    sm_graph_free(b);
+}
+
 /* A transformer block's tail as PyTorch exports it (LayerNorm below
  * opset 17, erf GELU): recognize, then -O2 fusion, keep the results. */
 static void test_recognize_transformer(void **state)
@@ -442,13 +478,13 @@ static void test_alloc_failures(void **state)
         "  %t = Transpose(%ge) {perm = [0, 2, 1]}\n  %q = Exp(%t)\n"
         "  %z = Mul(%q, %half)\n  %t2 = Transpose(%z) {perm = [0, 2, 1]}\n"
         "  %k = Sum(%t2, %x, %x)\n  %r = Relu(%k)\n  return %r\n}\n";
-    const char *texts[2] = {cbn, other};
-    const char *passes = "fold_conv_bn,decompose,recognize,cancel_transposes,"
-                         "fuse_epilogue,fuse_elementwise";
+    const char *texts[3] = {cbn, other, fold_pad_text};
+    const char *passes = "fold_conv_bn,fold_pad,decompose,recognize,"
+                         "cancel_transposes,fuse_epilogue,fuse_elementwise";
     sm_pass_options opt;
     sm_pass_options_default(&opt);
     opt.why_not_fused = 1;
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 3; t++) {
         int done = 0;
         for (long k = 0; k < 100000 && !done; k++) {
             sm_graph *g = fu_parse(texts[t]);
@@ -483,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_gelu),
         cmocka_unit_test(test_fusedelementwise_kernel),
         cmocka_unit_test(test_fold_conv_bn),
+        cmocka_unit_test(test_fold_pad),
         cmocka_unit_test(test_recognize_transformer),
         cmocka_unit_test(test_why_not_fused),
         cmocka_unit_test(test_bad_fused_ops),
