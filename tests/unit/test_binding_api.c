@@ -62,11 +62,11 @@ static void test_wrapped_inputs_run(void **state)
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = tu_parse(ctx, "graph g(%x: f32[n,5]) {\n"
-                                  "  %a: f32[n,5] = Relu(%x)\n"
-                                  "  %b: f32[n,5] = Add(%a, %x)\n"
-                                  "  %y: f32[n,5] = Exp(%b)\n"
-                                  "  return %y\n"
-                                  "}\n");
+                                     "  %a: f32[n,5] = Relu(%x)\n"
+                                     "  %b: f32[n,5] = Add(%a, %x)\n"
+                                     "  %y: f32[n,5] = Exp(%b)\n"
+                                     "  return %y\n"
+                                     "}\n");
     for (int64_t n = 1; n <= 7; n += 3) {
         float *buf = malloc(sizeof(float) * (size_t)n * 5);
         float *keep = malloc(sizeof(float) * (size_t)n * 5);
@@ -121,15 +121,16 @@ static void test_cancel_stops_runs(void **state)
 {
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *g = tu_parse(ctx, "graph g(%x: f32[4]) {\n"
-                                  "  %true: bool[] = const true\n"
-                                  "  %r: f32[4] = Loop(_, %true, %x) @forever "
-                                  "body(%i: i64[], %c: bool[], %v: f32[4]) {\n"
-                                  "    %v1: f32[4] = Relu(%v)\n"
-                                  "    return %c, %v1\n"
-                                  "  }\n"
-                                  "  return %r\n"
-                                  "}\n");
+    smelt_graph_t *g =
+        tu_parse(ctx, "graph g(%x: f32[4]) {\n"
+                      "  %true: bool[] = const true\n"
+                      "  %r: f32[4] = Loop(_, %true, %x) @forever "
+                      "body(%i: i64[], %c: bool[], %v: f32[4]) {\n"
+                      "    %v1: f32[4] = Relu(%v)\n"
+                      "    return %c, %v1\n"
+                      "  }\n"
+                      "  return %r\n"
+                      "}\n");
     float buf[4] = {1, -2, 3, -4};
     int64_t four = 4;
     smelt_tensor_t *x = NULL, *y = NULL;
@@ -163,9 +164,9 @@ static void test_cancel_stops_runs(void **state)
     }
     smelt_ctx_set_cancel(ctx, NULL, &asked);
     smelt_graph_t *h = tu_parse(ctx, "graph h(%x: f32[4]) {\n"
-                                  "  %y: f32[4] = Relu(%x)\n"
-                                  "  return %y\n"
-                                  "}\n");
+                                     "  %y: f32[4] = Relu(%x)\n"
+                                     "  return %y\n"
+                                     "}\n");
     asked = 0;
     assert_int_equal(smelt_graph_run_reference(ctx, h, &x, 1, &y, 1), SMELT_OK);
     assert_int_equal(asked, 0);

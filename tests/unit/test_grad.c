@@ -106,11 +106,11 @@ static void test_signature(void **state)
 {
     (void)state;
     smelt_graph_t *g = tu_parse(NULL, "graph s(%x: f32[2,2]) {\n"
-                             "  %w: f32[2,2] = const [1, 2, 3, 4]\n"
-                             "  %k: i64[1] = const [1]\n"
-                             "  %y: f32[2,2] = MatMul(%x, %w)\n"
-                             "  return %y\n"
-                             "}\n");
+                                      "  %w: f32[2,2] = const [1, 2, 3, 4]\n"
+                                      "  %k: i64[1] = const [1]\n"
+                                      "  %y: f32[2,2] = MatMul(%x, %w)\n"
+                                      "  return %y\n"
+                                      "}\n");
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_grad_options o;
     assert_int_equal(smelt_grad_options_default(&o), SMELT_OK);

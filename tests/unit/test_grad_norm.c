@@ -629,7 +629,8 @@ static smelt_tensor_t *tensor_of(const sm_value *c, smelt_dtype dt)
 static void plan_check(const char *text, const char *vals, smelt_dtype dt,
                        double tol)
 {
-    smelt_graph_t *g = tu_parse(NULL, text), *vg = tu_parse(NULL, vals), *j = NULL;
+    smelt_graph_t *g = tu_parse(NULL, text), *vg = tu_parse(NULL, vals),
+                  *j = NULL;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_grad_options o;
     smelt_grad_options_default(&o);
@@ -815,7 +816,8 @@ static void test_symbolic_batch(void **state)
     char *dyn_text =
         fmt("graph dy(%%x: f64[batch,6], %%t: i64[batch]) {\n%s", body);
     smelt_ctx_t *ctx = smelt_ctx_init();
-    smelt_graph_t *gs = tu_parse(NULL, stat_text), *gd = tu_parse(NULL, dyn_text);
+    smelt_graph_t *gs = tu_parse(NULL, stat_text),
+                  *gd = tu_parse(NULL, dyn_text);
     smelt_graph_t *js = NULL, *jd = NULL;
     if (smelt_graph_grad(ctx, gs, NULL, &js) != SMELT_OK ||
         smelt_graph_grad(ctx, gd, NULL, &jd) != SMELT_OK)

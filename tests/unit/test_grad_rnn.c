@@ -180,7 +180,8 @@ static void test_rnn_plan(void **state)
 static void test_rebuild_alloc_failures(void **state)
 {
     (void)state;
-    smelt_graph_t *g = tu_parse(NULL, 
+    smelt_graph_t *g = tu_parse(
+        NULL,
         "graph t() {\n"
         "  %x: f64[2,1,2] = const [0.3, -0.2, 0.5, 0.1]\n"
         "  %w: f64[1,3,2] = const [0.1, -0.2, 0.3, 0.4, -0.5, 0.6]\n"

@@ -40,16 +40,17 @@ static smelt_gradcheck_report_t *check(smelt_graph_t *g,
 static void test_passes(void **state)
 {
     (void)state;
-    smelt_graph_t *g = tu_parse(NULL, "graph l(%x: f32[3,4]) {\n"
-                             "  %w: f32[4,2] = const [0.1, -0.2, 0.3, 0.4,"
-                             " -0.5, 0.6, 0.7, -0.8]\n"
-                             "  %b: f32[2] = const [0.05, -0.15]\n"
-                             "  %k: i64[1] = const [1]\n"
-                             "  %h: f32[3,2] = MatMul(%x, %w)\n"
-                             "  %y: f32[3,2] = Add(%h, %b)\n"
-                             "  %t: f32[3,2] = Tanh(%y)\n"
-                             "  return %t\n"
-                             "}\n");
+    smelt_graph_t *g =
+        tu_parse(NULL, "graph l(%x: f32[3,4]) {\n"
+                       "  %w: f32[4,2] = const [0.1, -0.2, 0.3, 0.4,"
+                       " -0.5, 0.6, 0.7, -0.8]\n"
+                       "  %b: f32[2] = const [0.05, -0.15]\n"
+                       "  %k: i64[1] = const [1]\n"
+                       "  %h: f32[3,2] = MatMul(%x, %w)\n"
+                       "  %y: f32[3,2] = Add(%h, %b)\n"
+                       "  %t: f32[3,2] = Tanh(%y)\n"
+                       "  return %t\n"
+                       "}\n");
     smelt_gradcheck_report_t *r = check(g, NULL);
     assert_int_equal(smelt_gradcheck_num_values(r), 3); /* w, b, x */
     assert_int_equal(smelt_gradcheck_num_failed(r), 0);
@@ -76,10 +77,10 @@ static void test_fails(void **state)
 {
     (void)state;
     smelt_graph_t *g = tu_parse(NULL, "graph e() {\n"
-                             "  %a: f64[3] = const [0.5, 1.0, 2.0]\n"
-                             "  %y: f64[3] = Exp(%a)\n"
-                             "  return %y\n"
-                             "}\n");
+                                      "  %a: f64[3] = const [0.5, 1.0, 2.0]\n"
+                                      "  %y: f64[3] = Exp(%a)\n"
+                                      "  return %y\n"
+                                      "}\n");
     smelt_gradcheck_options o;
     assert_int_equal(smelt_gradcheck_options_default(&o), SMELT_OK);
     o.atol = 0;
@@ -103,11 +104,12 @@ static void test_fails(void **state)
 static void test_kinks(void **state)
 {
     (void)state;
-    smelt_graph_t *g = tu_parse(NULL, "graph k() {\n"
-                             "  %a: f64[4] = const [0.0, 1.5, -2.0, 0.0]\n"
-                             "  %y: f64[4] = Relu(%a)\n"
-                             "  return %y\n"
-                             "}\n");
+    smelt_graph_t *g =
+        tu_parse(NULL, "graph k() {\n"
+                       "  %a: f64[4] = const [0.0, 1.5, -2.0, 0.0]\n"
+                       "  %y: f64[4] = Relu(%a)\n"
+                       "  return %y\n"
+                       "}\n");
     smelt_gradcheck_report_t *r = check(g, NULL);
     smelt_gradcheck_value v = value(r, 0);
     assert_true(v.passed);
@@ -124,15 +126,15 @@ static void test_promote(void **state)
 {
     (void)state;
     smelt_graph_t *g = tu_parse(NULL, "graph p(%x: f32[2,3]) {\n"
-                             "  %h: f16[3] = const [0.5, -1.0, 0.25]\n"
-                             "  %b: bf16[2,1] = const [1.5, -0.5]\n"
-                             "  %hc: f32[3] = Cast(%h) {to = 1}\n"
-                             "  %m: f32[2,3] = Mul(%x, %hc)\n"
-                             "  %bc: f32[2,1] = Cast(%b) {to = 1}\n"
-                             "  %s: f32[2,3] = Sub(%m, %bc)\n"
-                             "  %y: f32[2,3] = Sigmoid(%s)\n"
-                             "  return %y\n"
-                             "}\n");
+                                      "  %h: f16[3] = const [0.5, -1.0, 0.25]\n"
+                                      "  %b: bf16[2,1] = const [1.5, -0.5]\n"
+                                      "  %hc: f32[3] = Cast(%h) {to = 1}\n"
+                                      "  %m: f32[2,3] = Mul(%x, %hc)\n"
+                                      "  %bc: f32[2,1] = Cast(%b) {to = 1}\n"
+                                      "  %s: f32[2,3] = Sub(%m, %bc)\n"
+                                      "  %y: f32[2,3] = Sigmoid(%s)\n"
+                                      "  return %y\n"
+                                      "}\n");
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *c = NULL;
     assert_int_equal(smelt_graph_clone(ctx, g, &c), SMELT_OK);
@@ -160,11 +162,11 @@ static void test_inputs(void **state)
     (void)state;
     smelt_graph_t *g =
         tu_parse(NULL, "graph i(%x: f32[n,3], %y: f32[1,3], %k: i64[1]) {\n"
-              "  %s: f32[n,3] = Add(%x, %y)\n"
-              "  %r: f32[n] = ReduceSum(%s, %k) {keepdims = 0}\n"
-              "  %t: f32[n] = Tanh(%r)\n"
-              "  return %t\n"
-              "}\n");
+                       "  %s: f32[n,3] = Add(%x, %y)\n"
+                       "  %r: f32[n] = ReduceSum(%s, %k) {keepdims = 0}\n"
+                       "  %t: f32[n] = Tanh(%r)\n"
+                       "  return %t\n"
+                       "}\n");
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_tensor_t *in[3] = {0};
     int64_t dx[2] = {2, 3}, dk[1] = {1};
@@ -214,9 +216,9 @@ static void test_samples_mean(void **state)
 {
     (void)state;
     smelt_graph_t *g = tu_parse(NULL, "graph s(%x: f64[10,10]) {\n"
-                             "  %y: f64[10,10] = Mul(%x, %x)\n"
-                             "  return %y\n"
-                             "}\n");
+                                      "  %y: f64[10,10] = Mul(%x, %x)\n"
+                                      "  return %y\n"
+                                      "}\n");
     smelt_gradcheck_options o;
     smelt_gradcheck_options_default(&o);
     o.samples = 7;
@@ -237,9 +239,9 @@ static void test_errors(void **state)
 {
     (void)state;
     smelt_graph_t *g = tu_parse(NULL, "graph e(%x: f32[2], %i: i64[2]) {\n"
-                             "  %y: f32[2] = Exp(%x)\n"
-                             "  return %y\n"
-                             "}\n");
+                                      "  %y: f32[2] = Exp(%x)\n"
+                                      "  return %y\n"
+                                      "}\n");
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_gradcheck_report_t *r = NULL;
     smelt_gradcheck_options o;
@@ -278,14 +280,15 @@ static void test_errors(void **state)
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    smelt_graph_t *g = tu_parse(NULL, "graph a(%x: f32[2,3]) {\n"
-                             "  %w: f32[3] = const [0.5, -1.0, 0.25]\n"
-                             "  %k: i64[1] = const [1]\n"
-                             "  %m: f32[2,3] = Mul(%x, %w)\n"
-                             "  %r: f32[2] = ReduceSum(%m, %k) {keepdims = 0}\n"
-                             "  %y: f32[2] = Tanh(%r)\n"
-                             "  return %y\n"
-                             "}\n");
+    smelt_graph_t *g =
+        tu_parse(NULL, "graph a(%x: f32[2,3]) {\n"
+                       "  %w: f32[3] = const [0.5, -1.0, 0.25]\n"
+                       "  %k: i64[1] = const [1]\n"
+                       "  %m: f32[2,3] = Mul(%x, %w)\n"
+                       "  %r: f32[2] = ReduceSum(%m, %k) {keepdims = 0}\n"
+                       "  %y: f32[2] = Tanh(%r)\n"
+                       "  return %y\n"
+                       "}\n");
     int done = 0;
     for (long k = 0; k < 100000 && !done; k++) {
         smelt_ctx_t *ctx = smelt_ctx_init();

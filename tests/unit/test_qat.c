@@ -120,7 +120,8 @@ static void test_mlp(void **state)
         smelt_qat_options_default(&o);
         o.per_channel = per;
         char *layers = NULL;
-        smelt_graph_t *f = tu_parse(NULL, mlp), *g = qat_of(mlp, &o, x, &layers);
+        smelt_graph_t *f = tu_parse(NULL, mlp),
+                      *g = qat_of(mlp, &o, x, &layers);
         assert_string_equal(layers, "fc1,fc2,fc3");
         /* activations x (shared by fc1 and fc3) and r; weights w, v, u */
         assert_int_equal(count_op(g, SM_OP_QuantizeLinear), 5);
@@ -338,7 +339,8 @@ static void test_alloc_failures(void **state)
     for (int step = 0; step < 2; step++) {
         int done = 0;
         for (long k = 0; k < 100000 && !done; k++) {
-            smelt_graph_t *g = step ? qat_of(mlp, &o, x, NULL) : tu_parse(NULL, mlp);
+            smelt_graph_t *g =
+                step ? qat_of(mlp, &o, x, NULL) : tu_parse(NULL, mlp);
             smelt_ctx_t *ctx = smelt_ctx_init();
             char *layers = NULL;
             sm_alloc_fail_after(k);

@@ -156,9 +156,9 @@ static void test_timeout_not_reached(void **state)
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *g = tu_parse(ctx, "graph g(%x: f32[4]) {\n"
-                                  "  %y: f32[4] = Relu(%x)\n"
-                                  "  return %y\n"
-                                  "}\n");
+                                     "  %y: f32[4] = Relu(%x)\n"
+                                     "  return %y\n"
+                                     "}\n");
     smelt_tensor_t *x = ones(4), *y = NULL;
     smelt_ctx_set_timeout(ctx, 60000);
     assert_int_equal(smelt_graph_run_reference(ctx, g, &x, 1, &y, 1), SMELT_OK);

@@ -682,15 +682,15 @@ static void test_errors(void **state)
     smelt_tensor_free(t);
     /* An integer output cannot carry a loss. */
     smelt_graph_t *im = tu_parse(ctx, "graph m(%x: i64[4]) {\n"
-                                   "  %y: i64[4] = Identity(%x)\n"
-                                   "  return %y\n}\n");
+                                      "  %y: i64[4] = Identity(%x)\n"
+                                      "  return %y\n}\n");
     expect_err(ctx, smelt_graph_add_loss(ctx, im, "mse", &out),
                "floating-point output");
     smelt_graph_free(im);
     /* A model without float initializers; a path through ArgMax. */
     smelt_graph_t *nf = tu_parse(ctx, "graph m(%x: f32[4,2]) {\n"
-                                   "  %y: f32[4,2] = Relu(%x)\n"
-                                   "  return %y\n}\n"),
+                                      "  %y: f32[4,2] = Relu(%x)\n"
+                                      "  return %y\n}\n"),
                   *l = NULL, *j = NULL;
     assert_int_equal(smelt_graph_add_loss(ctx, nf, "mse", &l), SMELT_OK);
     expect_err(ctx, smelt_graph_grad(ctx, l, NULL, &j),
@@ -698,11 +698,11 @@ static void test_errors(void **state)
     smelt_graph_free(l);
     smelt_graph_free(nf);
     smelt_graph_t *am = tu_parse(ctx, "graph m(%x: f32[4,2]) {\n"
-                                   "  %w: f32[2] = const [1.0, 2.0]\n"
-                                   "  %h: f32[4,2] = Mul(%x, %w)\n"
-                                   "  %i: i64[4,1] = ArgMax(%h) {axis = 1}\n"
-                                   "  %y: f32[4,1] = Cast(%i) {to = 1}\n"
-                                   "  return %y\n}\n");
+                                      "  %w: f32[2] = const [1.0, 2.0]\n"
+                                      "  %h: f32[4,2] = Mul(%x, %w)\n"
+                                      "  %i: i64[4,1] = ArgMax(%h) {axis = 1}\n"
+                                      "  %y: f32[4,1] = Cast(%i) {to = 1}\n"
+                                      "  return %y\n}\n");
     assert_int_equal(smelt_graph_add_loss(ctx, am, "mse", &l), SMELT_OK);
     expect_err(ctx, smelt_graph_grad(ctx, l, NULL, &j),
                "the path stops at ArgMax node");
@@ -755,9 +755,9 @@ static void test_bind_lift(void **state)
     (void)state;
     smelt_ctx_t *ctx = smelt_ctx_init();
     smelt_graph_t *m = tu_parse(ctx, "graph m(%x: f32[batch,3]) {\n"
-                                  "  %w: f32[3,1] = const [0.5, -0.3, 0.8]\n"
-                                  "  %y: f32[batch,1] = MatMul(%x, %w)\n"
-                                  "  return %y\n}\n");
+                                     "  %w: f32[3,1] = const [0.5, -0.3, 0.8]\n"
+                                     "  %y: f32[batch,1] = MatMul(%x, %w)\n"
+                                     "  return %y\n}\n");
     expect_err(ctx, smelt_graph_bind_dims(ctx, m, "batch"),
                "expected name=size");
     expect_err(ctx, smelt_graph_bind_dims(ctx, m, "batch=-2"),

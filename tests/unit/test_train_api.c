@@ -515,8 +515,8 @@ static void test_errors(void **state)
     expect_fail(ctx, m, in, 1, y, &o, "freezes every floating-point");
     o.freeze = NULL;
     smelt_graph_t *noinit = tu_parse(ctx, "graph n(%x: f32[batch,3]) {\n"
-                                       "  %y: f32[batch,3] = Relu(%x)\n"
-                                       "  return %y\n}\n");
+                                          "  %y: f32[batch,3] = Relu(%x)\n"
+                                          "  return %y\n}\n");
     int64_t d3[2] = {N, 3};
     smelt_tensor_t *y3 = NULL;
     assert_int_equal(smelt_tensor_init(ctx, SMELT_DTYPE_F32, 2, d3, &y3),
