@@ -60,8 +60,8 @@ static sm_value *as_rows(sm_grad_ctx *g, sm_value *x, int64_t c)
  * batched form computed one [K, N] product per batch element (as many
  * as 128, each only batch-size deep) into a tensor that many times the
  * weight's size and summed it in a ReduceSum, after copying A transposed
- * in a Transpose. Returns 0 (nothing built) when K or N is not known,
- * or 0 (a reshape to [-1, 0] would not say how many rows).
+ * in a Transpose. Returns 0 (nothing built) when K or N is unknown or
+ * 0 (a reshape to [-1, 0] would not say how many rows).
  */
 static int rows_fold(sm_grad_ctx *g, sm_value *a, sm_value *b)
 {

@@ -51,19 +51,6 @@ static int same_type(const sm_value *v, const sm_type *t)
     return v && sm_type_known(&v->type) && sm_type_equal(&v->type, t);
 }
 
-/* Whether constant v holds only zeros (an absent v counts as zero). */
-static int zero_or_absent(const sm_value *v)
-{
-    if (!v)
-        return 1;
-    if (!v->data)
-        return 0;
-    for (int64_t i = 0; i < v->data->numel; i++)
-        if (sm_load_f64(v->data->dtype, v->data->data, i) != 0)
-            return 0;
-    return 1;
-}
-
 /* Adds Pad p (a leaf of the sum, of type t) to the tree when it pads
  * with zeros along one axis only; 0 when it does not qualify. */
 static int add_leaf(sum_tree *st, const sm_rw *rw, sm_node *p, const sm_type *t)
@@ -79,7 +66,7 @@ static int add_leaf(sum_tree *st, const sm_rw *rw, sm_node *p, const sm_type *t)
         return 0;
     const sm_value *pads = p->in[1];
     if (!pads || !pads->data || pads->data->numel != 2 * r ||
-        !zero_or_absent(p->n_in > 2 ? p->in[2] : NULL) ||
+        !sm_pat_zero_or_absent(p->n_in > 2 ? p->in[2] : NULL) ||
         (p->n_in > 3 && p->in[3]))
         return 0;
     const sm_value *x = p->in[0];

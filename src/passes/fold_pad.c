@@ -36,19 +36,6 @@
 /* The most consumers of one Pad folded. */
 #define MAX_USERS 16
 
-/* Whether constant v holds only zeros (an absent v counts as zero). */
-static int zero_or_absent(const sm_value *v)
-{
-    if (!v)
-        return 1;
-    if (!v->data)
-        return 0;
-    for (int64_t i = 0; i < v->data->numel; i++)
-        if (sm_load_f64(v->data->dtype, v->data->data, i) != 0)
-            return 0;
-    return 1;
-}
-
 /* The spatial pads of Pad node p of rank r into sp[0 .. 2(r-2)) in the
  * Conv layout (begins, then ends); 0 when p does not qualify. */
 static int pad_spatial(const sm_node *p, int r, int64_t *sp)
@@ -59,7 +46,8 @@ static int pad_spatial(const sm_node *p, int r, int64_t *sp)
         return 0;
     const sm_value *pads = p->in[1];
     const sm_value *axes = p->n_in > 3 ? p->in[3] : NULL;
-    if (!pads || !pads->data || !zero_or_absent(p->n_in > 2 ? p->in[2] : NULL))
+    if (!pads || !pads->data ||
+        !sm_pat_zero_or_absent(p->n_in > 2 ? p->in[2] : NULL))
         return 0;
     int k = r;
     if (axes) {

@@ -113,6 +113,18 @@ sm_value *sm_pat_other(const sm_node *n, const sm_value *v)
     return n->in[0] == v ? n->in[1] : n->in[1] == v ? n->in[0] : NULL;
 }
 
+int sm_pat_zero_or_absent(const sm_value *v)
+{
+    if (!v)
+        return 1;
+    if (!v->data)
+        return 0;
+    for (int64_t i = 0; i < v->data->numel; i++)
+        if (sm_load_f64(v->data->dtype, v->data->data, i) != 0)
+            return 0;
+    return 1;
+}
+
 int sm_pat_same_dim(const sm_dim *a, const sm_dim *b)
 {
     if (a->size >= 0 || b->size >= 0)

@@ -46,6 +46,8 @@ int sm_pat_scalar(const sm_value *v, double *out);
 int sm_pat_scalar_is(const sm_value *v, double want);
 /* Whether v's dtype is a float. */
 int sm_pat_is_float(const sm_value *v);
+/* Whether v is absent or a constant holding only zeros (a Pad's value). */
+int sm_pat_zero_or_absent(const sm_value *v);
 
 /* The node using v, when v has exactly one use, it is a node input and
  * that node is in v's own block; NULL otherwise. */
